@@ -1,0 +1,353 @@
+// Package config turns command-line flags and BORIS_* environment variables into one
+// validated, immutable [Config].
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+)
+
+// Config is the server's settings after parsing and validation. It is never modified after
+// [Parse] returns it.
+type Config struct {
+	Transport string // "http" or "stdio"
+	Host      string
+	Port      int
+	Workdir   string // absolute, existing directory
+	Timeout   time.Duration
+
+	AllowDirs []string // as given; pathscope makes them canonical
+	DenyDirs  []string // plain directories or doublestar patterns
+
+	NoBash                bool
+	DisableTools          []string
+	MaxFileSize           int64
+	AnthropicCompat       bool
+	RequireViewBeforeEdit bool
+
+	Token               string
+	TokenGenerated      bool // Token came from --generate-token
+	AllowOrigins        []string
+	InsecureNoAuth      bool // listen on a non-loopback address without a token
+	MaxRequestBytes     int64
+	MaxSessions         int
+	SessionIdleTimeout  time.Duration
+	MaxBackgroundTasks  int
+	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
+
+	LogLevel  slog.Level
+	LogFormat string // "text" or "json"
+
+	Shell   string // /bin/bash when present, else /bin/sh
+	Version string
+}
+
+// ErrExit reports that the command line asked for something that ends the program
+// successfully without serving, such as --help or --version.
+var ErrExit = errors.New("exit")
+
+// cli is the kong model. Every flag names its environment variable in an envvar tag, read
+// through the getenv given to [Parse] rather than the process environment.
+type cli struct {
+	Transport       string           `help:"Transport: http or stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Port            int              `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
+	Host            string           `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
+	Workdir         string           `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
+	Timeout         int              `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
+	AllowDir        []string         `help:"Confine file tools to this directory (repeatable)." sep:"none" placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir         []string         `help:"Hide a directory or doublestar pattern such as '**/.env' from file tools (repeatable)." sep:"none" placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
+	NoBash          bool             `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
+	DisableTools    []string         `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
+	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
+	AnthropicCompat bool             `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
+	RequireView     bool             `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
+	Token           string           `help:"Require this bearer token on every HTTP request to /mcp." envvar:"BORIS_TOKEN"`
+	GenerateToken   bool             `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
+	AllowOrigin     []string         `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
+	InsecureNoAuth  bool             `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
+	MaxRequestSize  string           `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
+	MaxSessions     int              `help:"Most live MCP sessions over HTTP." default:"64" envvar:"BORIS_MAX_SESSIONS"`
+	SessionIdle     int              `name:"session-idle-timeout" help:"Seconds before an idle HTTP session is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	MaxTasks        int              `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
+	BackgroundLimit int              `name:"background-task-timeout" help:"Seconds a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
+	LogLevel        string           `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
+	LogFormat       string           `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
+	Version         kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// Parse reads args (without the program name) and the BORIS_* variables from getenv, and
+// returns a validated Config. Help and version text go to stdout; then Parse returns
+// [ErrExit]. Any other error is one line fit to show a user.
+func Parse(args []string, getenv func(string) string, version string, stdout io.Writer) (Config, error) {
+	var c cli
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("boris"),
+		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search."),
+		kong.Vars{"version": version},
+		kong.Writers(stdout, stdout),
+		kong.Exit(func(int) { exited = true }),
+		kong.ValueFormatter(helpWithEnv),
+		kong.Resolvers(envResolver(getenv)),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+	)
+	if err != nil {
+		panic(err) // the model above is wrong: a programmer mistake
+	}
+	_, err = parser.Parse(args)
+	if exited {
+		return Config{}, ErrExit
+	}
+	if err != nil {
+		return Config{}, err
+	}
+	return c.config(getenv, version)
+}
+
+func (c *cli) config(getenv func(string) string, version string) (Config, error) {
+	cfg := Config{
+		Transport:             c.Transport,
+		Host:                  c.Host,
+		Port:                  c.Port,
+		AllowDirs:             nonEmpty(c.AllowDir),
+		DenyDirs:              nonEmpty(c.DenyDir),
+		NoBash:                c.NoBash,
+		DisableTools:          splitList(c.DisableTools),
+		AnthropicCompat:       c.AnthropicCompat,
+		RequireViewBeforeEdit: c.RequireView,
+		Token:                 c.Token,
+		AllowOrigins:          nonEmpty(c.AllowOrigin),
+		InsecureNoAuth:        c.InsecureNoAuth,
+		MaxSessions:           c.MaxSessions,
+		MaxBackgroundTasks:    c.MaxTasks,
+		LogFormat:             c.LogFormat,
+		Shell:                 detectShell(),
+		Version:               version,
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return Config{}, fmt.Errorf("--port %d is not a TCP port (0-65535)", c.Port)
+	}
+	if c.Host == "" || (net.ParseIP(c.Host) == nil && c.Host != "localhost") {
+		if _, err := net.LookupHost(c.Host); c.Host == "" || err != nil {
+			return Config{}, fmt.Errorf("--host %q is not an address this machine can listen on", c.Host)
+		}
+	}
+	if c.Timeout <= 0 {
+		return Config{}, fmt.Errorf("--timeout must be a positive number of seconds, got %d", c.Timeout)
+	}
+	cfg.Timeout = time.Duration(c.Timeout) * time.Second
+	size, err := ParseSize(c.MaxFileSize)
+	if err != nil {
+		return Config{}, fmt.Errorf("--max-file-size: %w", err)
+	}
+	cfg.MaxFileSize = size
+	if cfg.MaxRequestBytes, err = ParseSize(c.MaxRequestSize); err != nil {
+		return Config{}, fmt.Errorf("--max-request-size: %w", err)
+	}
+	if c.MaxSessions < 1 {
+		return Config{}, fmt.Errorf("--max-sessions must be at least 1, got %d", c.MaxSessions)
+	}
+	if c.SessionIdle < 0 {
+		return Config{}, fmt.Errorf("--session-idle-timeout must not be negative, got %d", c.SessionIdle)
+	}
+	cfg.SessionIdleTimeout = time.Duration(c.SessionIdle) * time.Second
+	if c.MaxTasks < 1 {
+		return Config{}, fmt.Errorf("--max-background-tasks must be at least 1, got %d", c.MaxTasks)
+	}
+	if c.BackgroundLimit < 0 {
+		return Config{}, fmt.Errorf("--background-task-timeout must not be negative, got %d", c.BackgroundLimit)
+	}
+	cfg.BackgroundTaskLimit = time.Duration(c.BackgroundLimit) * time.Second
+	if err := cfg.LogLevel.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return Config{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
+	}
+
+	wd, err := absDir(c.Workdir, getenv)
+	if err != nil {
+		return Config{}, fmt.Errorf("--workdir: %w", err)
+	}
+	cfg.Workdir = wd
+	for i, d := range cfg.AllowDirs {
+		abs, err := absDir(d, getenv)
+		if err != nil {
+			return Config{}, fmt.Errorf("--allow-dir: %w", err)
+		}
+		cfg.AllowDirs[i] = abs
+	}
+	for _, o := range cfg.AllowOrigins {
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.HasSuffix(o, "/") || o == "*" {
+			return Config{}, fmt.Errorf("--allow-origin %q: give a scheme and host such as https://app.example.com, without a trailing slash or wildcard", o)
+		}
+	}
+	if c.Token != "" && c.GenerateToken {
+		return Config{}, errors.New("--token and --generate-token both given: choose one")
+	}
+	if c.GenerateToken {
+		cfg.Token = newToken()
+		cfg.TokenGenerated = true
+	}
+	if cfg.Transport == "http" && cfg.Token == "" && !cfg.InsecureNoAuth && !isLoopback(cfg.Host) {
+		return Config{}, fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it gets a shell; set --token (or BORIS_TOKEN) or --generate-token, or pass --insecure-no-auth on a trusted network", cfg.Host)
+	}
+	return cfg, nil
+}
+
+// ParseSize reads a byte count: plain bytes, or a number with a unit. KB, MB and GB are
+// powers of 1000; KiB, MiB, GiB and the bare K, M and G are powers of 1024.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToUpper(strings.TrimSpace(t[i:]))
+	mult, ok := sizeUnits[unit]
+	if num == "" || !ok {
+		return 0, fmt.Errorf("%q is not a size: use bytes or a number with KB, MB, GB, KiB, MiB, GiB (e.g. 10MB)", s)
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n*float64(mult) > float64(1<<62) {
+		return 0, fmt.Errorf("%q is not a size: use bytes or a number with KB, MB, GB, KiB, MiB, GiB (e.g. 10MB)", s)
+	}
+	v := int64(n * float64(mult))
+	if v <= 0 {
+		return 0, fmt.Errorf("%q: size must be positive", s)
+	}
+	return v, nil
+}
+
+var sizeUnits = map[string]int64{
+	"": 1, "B": 1,
+	"KB": 1000, "MB": 1000 * 1000, "GB": 1000 * 1000 * 1000,
+	"K": 1 << 10, "M": 1 << 20, "G": 1 << 30,
+	"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30,
+}
+
+// SplitList splits a comma-separated list, leaving commas inside braces alone so that a
+// pattern such as '**/*.{pem,key}' stays whole.
+func SplitList(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	out = append(out, s[start:])
+	return nonEmpty(out)
+}
+
+func splitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		out = append(out, SplitList(s)...)
+	}
+	return out
+}
+
+func nonEmpty(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// envResolver reads each flag's envvar through getenv. List variables are split on commas
+// outside braces.
+func envResolver(getenv func(string) string) kong.Resolver {
+	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
+		name := flag.Tag.Get("envvar")
+		if name == "" {
+			return nil, nil
+		}
+		v := getenv(name)
+		if v == "" {
+			return nil, nil
+		}
+		if flag.Target.Kind() == reflect.Slice {
+			var items []any
+			for _, item := range SplitList(v) {
+				items = append(items, item)
+			}
+			return items, nil
+		}
+		return v, nil
+	})
+}
+
+func helpWithEnv(value *kong.Value) string {
+	help := kong.DefaultHelpValueFormatter(value)
+	if name := value.Tag.Get("envvar"); name != "" {
+		help += " ($" + name + ")"
+	}
+	return help
+}
+
+func absDir(dir string, getenv func(string) string) (string, error) {
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		if home := getenv("HOME"); home != "" {
+			dir = filepath.Join(home, dir[1:])
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s does not exist", abs)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func detectShell() string {
+	if info, err := os.Stat("/bin/bash"); err == nil && !info.IsDir() {
+		return "/bin/bash"
+	}
+	return "/bin/sh"
+}
+
+func newToken() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

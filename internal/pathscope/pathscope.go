@@ -1,0 +1,264 @@
+// Package pathscope turns a path into an allowed absolute path, or refuses it with the reason.
+//
+// A [Resolver] follows every symlink itself, including dangling ones and links created after
+// startup, so the path it returns is where a read or write would really land; that real path
+// must lie under an allowed root, and neither it nor the path as asked may match a deny rule.
+package pathscope
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// ErrDenied is wrapped by every refusal, so callers can tell a refusal from an I/O error.
+var ErrDenied = errors.New("access denied")
+
+// maxLinks bounds symlink hops, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// Resolver decides which paths the file tools may touch. It is immutable and safe for
+// concurrent use.
+type Resolver struct {
+	roots    []string // canonical absolute allowed roots; empty means everything
+	denyDirs []string // canonical absolute denied directories or files
+	patterns []string // doublestar patterns, matched against paths relative to bases and absolute
+	bases    []string // workdir and roots: the places relative patterns are anchored at
+}
+
+// New builds a Resolver. allow and deny entries that are relative are taken against workdir.
+// A deny entry with glob characters (*?[{) is a doublestar pattern; a pattern without a slash,
+// such as '*.key' or '.env', matches a name at any depth.
+func New(workdir string, allow, deny []string) (*Resolver, error) {
+	r := &Resolver{}
+	for _, a := range allow {
+		abs := absUnder(workdir, a)
+		canon, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, fmt.Errorf("allowed directory %s: %w", abs, err)
+		}
+		r.roots = append(r.roots, canon)
+	}
+	for _, d := range deny {
+		if strings.ContainsAny(d, "*?[{") {
+			if !doublestar.ValidatePattern(d) {
+				return nil, fmt.Errorf("deny pattern %q is not a valid glob", d)
+			}
+			r.patterns = append(r.patterns, filepath.ToSlash(d))
+			continue
+		}
+		abs := absUnder(workdir, d)
+		r.denyDirs = append(r.denyDirs, abs)
+		if canon, err := canonical(abs); err == nil && canon != abs {
+			r.denyDirs = append(r.denyDirs, canon)
+		}
+	}
+	r.bases = append([]string{workdir}, r.roots...)
+	if canon, err := filepath.EvalSymlinks(workdir); err == nil && canon != workdir {
+		r.bases = append(r.bases, canon)
+	}
+	return r, nil
+}
+
+// Roots returns the canonical allowed roots; none means no confinement.
+func (r *Resolver) Roots() []string { return append([]string(nil), r.roots...) }
+
+// Confined reports whether file tools are limited to allowed roots.
+func (r *Resolver) Confined() bool { return len(r.roots) > 0 }
+
+// DenyRules returns the deny rules in force, for telling the model what is hidden.
+func (r *Resolver) DenyRules() []string {
+	return append(append([]string(nil), r.denyDirs...), r.patterns...)
+}
+
+// Resolve returns the real absolute path that path (relative paths are taken against cwd)
+// refers to, with every symlink followed; its last parts may not exist yet. It refuses,
+// wrapping [ErrDenied], a path outside the allowed roots or matching a deny rule.
+func (r *Resolver) Resolve(cwd, path string) (string, error) {
+	if path == "" {
+		return "", errors.New("path is empty: give a file or directory path")
+	}
+	if strings.ContainsRune(path, 0) {
+		return "", errors.New("path contains a NUL byte")
+	}
+	lexical := absUnder(cwd, path)
+	if r.denied(lexical) {
+		return "", fmt.Errorf("%w: %s matches a deny rule (--deny-dir)", ErrDenied, path)
+	}
+	real, err := canonical(lexical)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", path, err)
+	}
+	if err := r.Check(real); err != nil {
+		if real != lexical && errors.Is(err, ErrDenied) {
+			return "", fmt.Errorf("%w (%s resolves to %s)", err, path, real)
+		}
+		return "", err
+	}
+	return real, nil
+}
+
+// Check reports whether the already-canonical absolute path real may be used.
+func (r *Resolver) Check(real string) error {
+	if !r.within(real) {
+		return fmt.Errorf("%w: %s is outside the allowed directories (%s)", ErrDenied, real, strings.Join(r.roots, ", "))
+	}
+	if r.denied(real) {
+		return fmt.Errorf("%w: %s matches a deny rule (--deny-dir)", ErrDenied, real)
+	}
+	return nil
+}
+
+// Hidden reports whether a path found while walking (absolute, not necessarily canonical)
+// must be left out of results: outside the roots or denied.
+func (r *Resolver) Hidden(abs string) bool {
+	if r.denied(abs) {
+		return true
+	}
+	return len(r.roots) > 0 && !r.within(abs)
+}
+
+func (r *Resolver) within(p string) bool {
+	if len(r.roots) == 0 {
+		return true
+	}
+	for _, root := range r.roots {
+		if isUnder(p, root) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Resolver) denied(p string) bool {
+	for _, d := range r.denyDirs {
+		if isUnder(p, d) {
+			return true
+		}
+	}
+	if len(r.patterns) == 0 {
+		return false
+	}
+	slash := filepath.ToSlash(p)
+	var rels []string
+	for _, b := range r.bases {
+		if isUnder(p, b) && p != b {
+			rel, _ := filepath.Rel(b, p)
+			rels = append(rels, filepath.ToSlash(rel))
+		}
+	}
+	for _, pat := range r.patterns {
+		if strings.HasPrefix(pat, "/") {
+			if matchPrefixes(pat, slash) {
+				return true
+			}
+			continue
+		}
+		if !strings.Contains(pat, "/") {
+			// A bare name pattern matches any component, as .gitignore does.
+			for _, part := range strings.Split(slash, "/") {
+				if ok, _ := doublestar.Match(pat, part); ok && part != "" {
+					return true
+				}
+			}
+			continue
+		}
+		for _, rel := range rels {
+			if matchPrefixes(pat, rel) {
+				return true
+			}
+		}
+		if strings.HasPrefix(pat, "**/") && matchPrefixes(pat, strings.TrimPrefix(slash, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPrefixes matches pat against p and each of its parent directories, so a pattern that
+// names a directory hides everything inside it.
+func matchPrefixes(pat, p string) bool {
+	for {
+		if ok, _ := doublestar.Match(pat, p); ok {
+			return true
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i <= 0 {
+			return false
+		}
+		p = p[:i]
+	}
+}
+
+func isUnder(p, dir string) bool {
+	if p == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir) && p[len(dir)] == filepath.Separator
+}
+
+func absUnder(base, p string) string {
+	if strings.HasPrefix(p, "~/") || p == "~" {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p)
+}
+
+// canonical follows every symlink in the absolute, clean path p, one component at a time,
+// so that a dangling link resolves to where a write through it would create the file.
+// Components after the first missing one are kept as written.
+func canonical(p string) (string, error) {
+	todo := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	done := "/"
+	hops := 0
+	for len(todo) > 0 {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, part)
+		info, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			// Nothing exists below a missing component (or a file used as a directory),
+			// so nothing there can be a link.
+			done = next
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		hops++
+		if hops > maxLinks {
+			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			done = "/"
+		}
+		todo = append(strings.Split(strings.TrimPrefix(filepath.Clean(target), "/"), "/"), todo...)
+	}
+	return done, nil
+}

@@ -1,0 +1,221 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// shutdownGrace bounds how long a graceful HTTP shutdown waits for open requests after every
+// session's processes have been killed.
+const shutdownGrace = 3 * time.Second
+
+// Handler returns the HTTP face of the server: the MCP endpoint at /mcp and a liveness
+// probe at /health.
+func (s *Server) Handler() http.Handler {
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      s.cfg.SessionIdleTimeout,
+		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
+		Logger:              sdkLogger(s.cfg, s.log),
+	})
+	cop := http.NewCrossOriginProtection()
+	for _, o := range s.cfg.AllowOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			panic(err) // config validated the origins
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpError(w, http.StatusForbidden, "cross-origin request refused: add the origin with --allow-origin if this browser client is trusted")
+	}))
+
+	var mcpHandler http.Handler = streamable
+	mcpHandler = s.limitSessions(mcpHandler)
+	mcpHandler = cop.Handler(mcpHandler)
+	mcpHandler = s.checkOrigin(mcpHandler)
+	mcpHandler = s.authenticate(mcpHandler)
+	mcpHandler = s.cors(mcpHandler)
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("GET /health", s.health)
+	return s.checkHost(mux)
+}
+
+// Serve serves HTTP on ln until ctx is done, then kills every session's processes and
+// shuts down.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second, // a whole request body; responses may stream for long
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          nil,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": s.cfg.Version})
+}
+
+// authenticate requires the bearer token, when one is set. Only the Authorization header
+// counts: a token in the URL would end up in logs and browser history.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	if s.cfg.Token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte(s.cfg.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r) // CORS preflight carries no credentials
+			return
+		}
+		auth := r.Header.Get("Authorization")
+		scheme, token, ok := strings.Cut(auth, " ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
+			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send 'Authorization: Bearer <token>'")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkHost refuses requests whose Host header names another site while the server listens
+// on loopback: a DNS-rebinding page would send its own host name.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	if !isLoopbackHost(s.cfg.Host) {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackHost(hostOnly(r.Host)) {
+			httpError(w, http.StatusForbidden, fmt.Sprintf("host %q refused: this server only answers to localhost", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses a browser Origin that is neither loopback (while listening on
+// loopback) nor on the --allow-origin list.
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !s.originAllowed(origin) {
+			httpError(w, http.StatusForbidden, fmt.Sprintf("origin %q refused: add it with --allow-origin if this browser client is trusted", origin))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) originAllowed(origin string) bool {
+	if slices.Contains(s.cfg.AllowOrigins, origin) {
+		return true
+	}
+	if !isLoopbackHost(s.cfg.Host) {
+		return false
+	}
+	rest, ok := strings.CutPrefix(origin, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(origin, "https://")
+	}
+	return ok && isLoopbackHost(hostOnly(rest))
+}
+
+// cors answers preflights and sets CORS headers for allow-listed origins only; there is never
+// a wildcard.
+func (s *Server) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		allowed := origin != "" && slices.Contains(s.cfg.AllowOrigins, origin)
+		if allowed {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if !allowed {
+				httpError(w, http.StatusForbidden, "cross-origin request refused: add the origin with --allow-origin if this browser client is trusted")
+				return
+			}
+			h := w.Header()
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitSessions refuses to open a session past --max-sessions.
+func (s *Server) limitSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.liveSessions() >= s.cfg.MaxSessions {
+			w.Header().Set("Retry-After", "5")
+			httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live): close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpError writes a JSON-RPC error body, which MCP clients can show, with an HTTP status.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": -32000, "message": msg},
+	})
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,197 @@
+// Package server runs Boris's MCP server over STDIO or streamable HTTP, giving every client
+// session its own state and freeing that state, processes included, when the session ends.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/pathscope"
+	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/tasks"
+	"github.com/mjkoo/boris/internal/tools"
+)
+
+// Server is one Boris instance: the MCP server, its configuration and the live sessions.
+type Server struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	scope  *pathscope.Resolver
+	env    []string
+	mcp    *mcp.Server
+	closed chan struct{}
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session.Session
+	done     bool
+	waiters  sync.WaitGroup
+}
+
+// New builds a Server. environ is the environment commands inherit; Boris's own secrets
+// are removed from it.
+func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error) {
+	if err := tools.Check(cfg); err != nil {
+		return nil, err
+	}
+	scope, err := pathscope.New(cfg.Workdir, cfg.AllowDirs, cfg.DenyDirs)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      log,
+		scope:    scope,
+		env:      scrubEnv(environ, cfg.Token),
+		closed:   make(chan struct{}),
+		sessions: make(map[*mcp.ServerSession]*session.Session),
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: tools.Instructions(cfg, scope),
+		Logger:       sdkLogger(cfg, log),
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
+		},
+		SchemaCache: mcp.NewSchemaCache(),
+	})
+	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
+	s.mcp.AddReceivingMiddleware(s.audit)
+	return s, nil
+}
+
+// MCP returns the underlying MCP server, for in-process transports.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// session returns the state for ss, creating it on first use. The state is closed, and its
+// processes killed, when ss ends.
+func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.sessions[ss]; ok {
+		return st, nil
+	}
+	if s.done {
+		return nil, errors.New("server is shutting down")
+	}
+	id := ss.ID()
+	if id == "" {
+		id = randomID()
+	}
+	st := session.New(session.Options{
+		ID:      id,
+		Workdir: s.cfg.Workdir,
+		Scope:   s.scope,
+		Env:     s.env,
+		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit},
+	})
+	s.sessions[ss] = st
+	s.waiters.Go(func() {
+		_ = ss.Wait()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+		if err := st.Close(); err != nil {
+			s.log.Warn("closing session", "session", st.ID, "err", err)
+		}
+		s.log.Debug("session closed", "session", st.ID)
+	})
+	s.log.Debug("session opened", "session", id)
+	return st, nil
+}
+
+// Close ends every client session, killing their processes, and waits until they are
+// freed. It is safe to call more than once.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if !s.done {
+		s.done = true
+		close(s.closed)
+	}
+	states := make([]*session.Session, 0, len(s.sessions))
+	for _, st := range s.sessions {
+		states = append(states, st)
+	}
+	s.mu.Unlock()
+	// Kill processes first so in-flight calls return, then close the protocol sessions.
+	for _, st := range states {
+		_ = st.Close()
+	}
+	for ss := range s.mcp.Sessions() {
+		_ = ss.Close()
+	}
+	s.waiters.Wait()
+}
+
+// liveSessions counts connected client sessions.
+func (s *Server) liveSessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// RunStdio serves one client over r and w until the client disconnects or ctx is done.
+func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
+	defer s.Close()
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("stdio: %w", err)
+}
+
+// scrubEnv drops Boris's own settings that are secret from the environment commands see.
+func scrubEnv(environ []string, token string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "BORIS_TOKEN" || (token != "" && strings.Contains(v, token)) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sdkLogger passes the SDK's own messages on only from warnings up, unless debugging: its
+// per-connection info lines would drown the audit log.
+func sdkLogger(cfg *config.Config, log *slog.Logger) *slog.Logger {
+	if cfg.LogLevel <= slog.LevelDebug {
+		return log.With("component", "mcp")
+	}
+	return slog.New(floor{Handler: log.Handler(), min: slog.LevelWarn}).With("component", "mcp")
+}
+
+type floor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f floor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+func (f floor) WithAttrs(a []slog.Attr) slog.Handler {
+	return floor{Handler: f.Handler.WithAttrs(a), min: f.min}
+}
+
+func (f floor) WithGroup(name string) slog.Handler {
+	return floor{Handler: f.Handler.WithGroup(name), min: f.min}
+}

@@ -1,0 +1,216 @@
+// Package session holds one client's state: working directory, environment, the files it has
+// viewed, its background tasks and its spilled outputs. [Session.Close] frees all of it.
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/mjkoo/boris/internal/pathscope"
+	"github.com/mjkoo/boris/internal/tasks"
+)
+
+// maxSeen bounds the view-tracking table; past it the oldest half is forgotten, which can
+// only make a later edit ask for a fresh view.
+const maxSeen = 4096
+
+// Options configure a new [Session].
+type Options struct {
+	ID      string
+	Workdir string              // initial cwd, absolute
+	Scope   *pathscope.Resolver // decides what file tools may touch
+	Env     []string            // environment for commands, already free of Boris's secrets
+	Tasks   tasks.Limits
+}
+
+// Session is one client's state. It is safe for concurrent use.
+type Session struct {
+	ID    string
+	Scope *pathscope.Resolver
+	Tasks *tasks.Manager
+
+	ctx    context.Context // done when the session closes
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	cwd      string
+	env      []string
+	seen     map[string]Digest
+	seenList []string // insertion order, for eviction
+	spillDir string
+	onClose  []func()
+	closed   bool
+}
+
+// Digest identifies a file's content.
+type Digest [sha256.Size]byte
+
+// New returns a Session starting in opts.Workdir.
+func New(opts Options) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{
+		ID:     opts.ID,
+		Scope:  opts.Scope,
+		Tasks:  tasks.NewManager(opts.Tasks),
+		ctx:    ctx,
+		cancel: cancel,
+		cwd:    opts.Workdir,
+		env:    append([]string(nil), opts.Env...),
+		seen:   make(map[string]Digest),
+	}
+}
+
+// Context is done once the session is closed; work done for the session should stop then.
+func (s *Session) Context() context.Context { return s.ctx }
+
+// Cwd returns the session's working directory.
+func (s *Session) Cwd() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cwd
+}
+
+// SetCwd changes the session's working directory.
+func (s *Session) SetCwd(dir string) {
+	s.mu.Lock()
+	s.cwd = dir
+	s.mu.Unlock()
+}
+
+// Env returns a copy of the environment commands run with, as KEY=value pairs.
+func (s *Session) Env() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.env...)
+}
+
+// SetEnv replaces the environment commands run with.
+func (s *Session) SetEnv(env []string) {
+	s.mu.Lock()
+	s.env = append([]string(nil), env...)
+	s.mu.Unlock()
+}
+
+// Resolve turns path, relative to the session's cwd, into the real absolute path the file
+// tools may use, or refuses it (see [pathscope.Resolver.Resolve]). Paths inside the
+// session's own spill directory are always readable, so spilled output can be viewed.
+func (s *Session) Resolve(path string) (string, error) {
+	cwd := s.Cwd()
+	if dir := s.spill(); dir != "" {
+		p := path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		if p = filepath.Clean(p); strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			if real, err := filepath.EvalSymlinks(p); err == nil && strings.HasPrefix(real, dir+string(filepath.Separator)) {
+				return real, nil
+			}
+		}
+	}
+	return s.Scope.Resolve(cwd, path)
+}
+
+// MarkSeen records the content of the file at the real path as the model last saw it.
+func (s *Session) MarkSeen(path string, d Digest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[path]; !ok {
+		if len(s.seenList) >= maxSeen {
+			for _, old := range s.seenList[:maxSeen/2] {
+				delete(s.seen, old)
+			}
+			s.seenList = append([]string(nil), s.seenList[maxSeen/2:]...)
+		}
+		s.seenList = append(s.seenList, path)
+	}
+	s.seen[path] = d
+}
+
+// Seen returns the content digest recorded by [Session.MarkSeen] for path.
+func (s *Session) Seen(path string) (Digest, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.seen[path]
+	return d, ok
+}
+
+// SpillDir returns a private directory, created on first use and removed on Close, where
+// output too large for a result is saved in full.
+func (s *Session) SpillDir() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", errors.New("session is closed")
+	}
+	if s.spillDir == "" {
+		dir, err := os.MkdirTemp("", "boris-"+safeName(s.ID)+"-")
+		if err != nil {
+			return "", fmt.Errorf("creating spill directory: %w", err)
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		s.spillDir = dir
+	}
+	return s.spillDir, nil
+}
+
+func (s *Session) spill() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spillDir
+}
+
+// OnClose registers f to run when the session closes, after its tasks are killed.
+func (s *Session) OnClose(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		go f()
+		return
+	}
+	s.onClose = append(s.onClose, f)
+}
+
+// Close cancels the session's context, kills its tasks, runs OnClose functions and removes
+// its spill directory. It is safe to call more than once.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	fns, dir := s.onClose, s.spillDir
+	s.onClose = nil
+	s.mu.Unlock()
+
+	s.cancel()
+	s.Tasks.Close()
+	for _, f := range fns {
+		f()
+	}
+	if dir != "" {
+		return os.RemoveAll(dir)
+	}
+	return nil
+}
+
+func safeName(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+		if b.Len() >= 12 {
+			break
+		}
+	}
+	return b.String()
+}

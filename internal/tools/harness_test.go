@@ -1,0 +1,97 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/server"
+)
+
+// testConfig is a Config as Parse would make it, working in a fresh temporary directory.
+func testConfig(t *testing.T) config.Config {
+	t.Helper()
+	wd := t.TempDir()
+	return config.Config{
+		Transport:             "stdio",
+		Workdir:               wd,
+		Timeout:               30 * time.Second,
+		MaxFileSize:           10_000_000,
+		RequireViewBeforeEdit: true,
+		MaxSessions:           8,
+		MaxBackgroundTasks:    4,
+		MaxRequestBytes:       4 << 20,
+		LogLevel:              slog.LevelWarn,
+		LogFormat:             "text",
+		Shell:                 "/bin/bash",
+		Version:               "test",
+	}
+}
+
+// connect starts a server for cfg and returns a client session talking to it over an
+// in-memory transport. Both are closed when the test ends.
+func connect(t *testing.T, cfg config.Config, opts *mcp.ClientOptions) (*mcp.ClientSession, *server.Server) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(&cfg, log, os.Environ())
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatalf("server Connect: %v", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := client.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatalf("client Connect: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = ss.Wait()
+		srv.Close()
+	})
+	return cs, srv
+}
+
+// call invokes a tool and fails the test on a protocol error; tool errors come back as
+// results with IsError set.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s, %v): %v", name, args, err)
+	}
+	return res
+}
+
+// textOf joins the text content of a result.
+func textOf(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// structured decodes a result's structuredContent into v.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatalf("marshal structuredContent: %v", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode structuredContent %s: %v", b, err)
+	}
+}

@@ -1,0 +1,105 @@
+// Package tools is Boris's MCP face: the tool table, argument structs, descriptions,
+// handlers and the text the model reads. Handlers resolve paths, call one domain function
+// and format its result.
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/session"
+)
+
+// Deps is what handlers need from the server.
+type Deps struct {
+	Config *config.Config
+	// Session returns the state of the client session a call arrived on.
+	Session func(*mcp.ServerSession) (*session.Session, error)
+	Logger  *slog.Logger
+}
+
+// handlers carries Deps to every tool handler.
+type handlers struct {
+	Deps
+}
+
+// session returns the calling client's state.
+func (h *handlers) session(req *mcp.CallToolRequest) (*session.Session, error) {
+	if req == nil || req.Session == nil {
+		return nil, errors.New("no client session")
+	}
+	return h.Deps.Session(req.Session)
+}
+
+// group says when a tool is offered.
+type group int
+
+const (
+	always group = iota // file tools common to both modes, search
+	shell               // bash and background tasks; off with --no-bash
+	split               // view, str_replace, create_file; off with --anthropic-compat
+	compat              // str_replace_editor; on with --anthropic-compat
+)
+
+// entry is one row of the tool table.
+type entry struct {
+	name  string
+	group group
+	add   func(*mcp.Server, *handlers)
+}
+
+// Enabled returns the names of the tools cfg offers, in table order.
+func Enabled(cfg *config.Config) []string {
+	var names []string
+	for _, e := range table {
+		if e.enabled(cfg) {
+			names = append(names, e.name)
+		}
+	}
+	return names
+}
+
+func (e entry) enabled(cfg *config.Config) bool {
+	if slices.Contains(cfg.DisableTools, e.name) {
+		return false
+	}
+	switch e.group {
+	case shell:
+		return !cfg.NoBash
+	case split:
+		return !cfg.AnthropicCompat
+	case compat:
+		return cfg.AnthropicCompat
+	}
+	return true
+}
+
+// Check reports an unknown name in cfg.DisableTools.
+func Check(cfg *config.Config) error {
+	var known []string
+	for _, e := range table {
+		known = append(known, e.name)
+	}
+	for _, n := range cfg.DisableTools {
+		if !slices.Contains(known, n) {
+			return fmt.Errorf("--disable-tools: unknown tool %q (tools: %s)", n, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// Register adds every tool cfg offers to s.
+func Register(s *mcp.Server, d Deps) {
+	h := &handlers{Deps: d}
+	for _, e := range table {
+		if e.enabled(d.Config) {
+			e.add(s, h)
+		}
+	}
+}
