@@ -161,8 +161,13 @@ func (r *Resolver) denied(p string) bool {
 			continue
 		}
 		if !strings.Contains(pat, "/") {
-			// A bare name pattern matches any component, as .gitignore does.
-			for _, part := range strings.Split(slash, "/") {
+			// A bare name pattern matches any component below the workdir or a root (any
+			// component at all for paths elsewhere), as in .gitignore.
+			within := slash
+			if len(rels) > 0 {
+				within = rels[0]
+			}
+			for _, part := range strings.Split(within, "/") {
 				if ok, _ := doublestar.Match(pat, part); ok && part != "" {
 					return true
 				}
