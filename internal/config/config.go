@@ -290,6 +290,16 @@ func envResolver(getenv func(string) string) kong.Resolver {
 		if v == "" {
 			return nil, nil
 		}
+		switch flag.Target.Kind() {
+		case reflect.Int:
+			if _, err := strconv.Atoi(strings.TrimSpace(v)); err != nil {
+				return nil, fmt.Errorf("$%s=%q is not a whole number", name, v)
+			}
+		case reflect.Bool:
+			if _, err := strconv.ParseBool(strings.TrimSpace(v)); err != nil {
+				return nil, fmt.Errorf("$%s=%q is not true or false", name, v)
+			}
+		}
 		if flag.Target.Kind() == reflect.Slice {
 			var items []any
 			for _, item := range SplitList(v) {

@@ -1,0 +1,176 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse(nil, env(nil), "v1", &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Transport != "http" || cfg.Host != "127.0.0.1" || cfg.Port != 8080 || cfg.Timeout != 120*time.Second ||
+		cfg.MaxFileSize != 10_000_000 || !cfg.RequireViewBeforeEdit || cfg.Token != "" || cfg.Version != "v1" {
+		t.Errorf("Parse(nil) = %+v, want the documented defaults", cfg)
+	}
+	if cfg.Shell != "/bin/bash" && cfg.Shell != "/bin/sh" {
+		t.Errorf("Shell = %q", cfg.Shell)
+	}
+}
+
+func TestParseFlagsAndEnv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(Config) string
+	}{
+		{"deny pattern with braces survives", []string{"--deny-dir", "**/*.{pem,key}", "--deny-dir", "secrets/**"}, nil,
+			func(c Config) string { return cmp.Diff([]string{"**/*.{pem,key}", "secrets/**"}, c.DenyDirs) }},
+		{"deny env list splits outside braces", nil, map[string]string{"BORIS_DENY_DIRS": "**/*.{pem,key},.env"},
+			func(c Config) string { return cmp.Diff([]string{"**/*.{pem,key}", ".env"}, c.DenyDirs) }},
+		{"flag beats env", []string{"--port", "9000"}, map[string]string{"BORIS_PORT": "9100"},
+			func(c Config) string { return cmp.Diff(9000, c.Port) }},
+		{"env port", nil, map[string]string{"BORIS_PORT": "9100"},
+			func(c Config) string { return cmp.Diff(9100, c.Port) }},
+		{"disable tools comma list", []string{"--disable-tools", "grep,find"}, nil,
+			func(c Config) string { return cmp.Diff([]string{"grep", "find"}, c.DisableTools) }},
+		{"workdir absolute", []string{"--workdir", dir}, nil,
+			func(c Config) string { return cmp.Diff(dir, c.Workdir) }},
+		{"token from env", nil, map[string]string{"BORIS_TOKEN": "s3cret"},
+			func(c Config) string { return cmp.Diff("s3cret", c.Token) }},
+		{"generate token", []string{"--generate-token"}, nil,
+			func(c Config) string {
+				if len(c.Token) != 64 || !c.TokenGenerated {
+					return "want a 64-hex-digit generated token"
+				}
+				return ""
+			}},
+		{"non-loopback with token", []string{"--host", "0.0.0.0", "--token", "x"}, nil,
+			func(c Config) string { return cmp.Diff("0.0.0.0", c.Host) }},
+		{"non-loopback insecure", []string{"--host", "0.0.0.0", "--insecure-no-auth"}, nil,
+			func(c Config) string { return cmp.Diff(true, c.InsecureNoAuth) }},
+		{"stdio ignores host rule", []string{"--transport", "stdio", "--host", "0.0.0.0"}, nil,
+			func(c Config) string { return cmp.Diff("stdio", c.Transport) }},
+		{"no view requirement", []string{"--no-require-view-before-edit"}, nil,
+			func(c Config) string { return cmp.Diff(false, c.RequireViewBeforeEdit) }},
+		{"bool env", nil, map[string]string{"BORIS_NO_BASH": "true", "BORIS_ANTHROPIC_COMPAT": "1"},
+			func(c Config) string { return cmp.Diff([2]bool{true, true}, [2]bool{c.NoBash, c.AnthropicCompat}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse(tt.args, env(tt.env), "test", &bytes.Buffer{})
+			if err != nil {
+				t.Fatalf("Parse(%q) error: %v", tt.args, err)
+			}
+			if diff := tt.check(cfg); diff != "" {
+				t.Errorf("Parse(%q): %s", tt.args, diff)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"zero timeout", []string{"--timeout", "0"}, nil, "--timeout must be a positive"},
+		{"negative timeout", []string{"--timeout=-5"}, nil, "--timeout must be a positive"},
+		{"bad transport", []string{"--transport", "grpc"}, nil, "--transport"},
+		{"junk size", []string{"--max-file-size", "lots"}, nil, "--max-file-size"},
+		{"negative size", []string{"--max-file-size=-1MB"}, nil, "--max-file-size"},
+		{"missing workdir", []string{"--workdir", "/does/not/exist"}, nil, "does not exist"},
+		{"non-loopback without token", []string{"--host", "0.0.0.0"}, nil, "--token"},
+		{"unknown flag", []string{"--frobnicate"}, nil, "unknown flag"},
+		{"bad port", []string{"--port", "70000"}, nil, "--port"},
+		{"bad env port", nil, map[string]string{"BORIS_PORT": "eighty"}, "BORIS_PORT"},
+		{"wildcard origin", []string{"--allow-origin", "*"}, nil, "--allow-origin"},
+		{"token and generate", []string{"--token", "a", "--generate-token"}, nil, "choose one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(tt.args, env(tt.env), "test", &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse(%q) error = %v, want one mentioning %q", tt.args, err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("Parse(%q) error spans lines: %q", tt.args, err)
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if _, err := Parse([]string{"--help"}, env(nil), "test", &out); !errors.Is(err, ErrExit) {
+		t.Fatalf("Parse(--help) error = %v, want ErrExit", err)
+	}
+	for _, want := range []string{"--allow-dir", "$BORIS_ALLOW_DIRS", "--max-file-size", "$BORIS_TOKEN", "--anthropic-compat"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	out.Reset()
+	if _, err := Parse([]string{"--version"}, env(nil), "v9.9.9", &out); !errors.Is(err, ErrExit) || strings.TrimSpace(out.String()) != "v9.9.9" {
+		t.Errorf("Parse(--version) = %q, %v; want v9.9.9 and ErrExit", out.String(), err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want int64
+	}{
+		{"10MB", 10_000_000}, {"10MiB", 10 << 20}, {"10M", 10 << 20}, {"512KB", 512_000},
+		{"4096", 4096}, {"1.5GB", 1_500_000_000}, {"1kib", 1024}, {"7 B", 7},
+	}
+	for _, tt := range tests {
+		if got, err := ParseSize(tt.in); err != nil || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "MB", "10XB", "0", "1e3", "10 MBs", "99999999999GB"} {
+		if got, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", bad, got)
+		}
+	}
+}
+
+func FuzzSplitList(f *testing.F) {
+	for _, s := range []string{"a,b", "**/*.{pem,key},x", "{a,{b,c}},d", ",,", "}{,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parts := SplitList(s)
+		joined := strings.Join(parts, ",")
+		if strings.Count(joined, ",") > strings.Count(s, ",") {
+			t.Fatalf("SplitList(%q) = %q invents commas", s, parts)
+		}
+		for _, p := range parts {
+			if p == "" || !strings.Contains(s, p) {
+				t.Fatalf("SplitList(%q) = %q: part %q not from input", s, parts, p)
+			}
+		}
+	})
+}
