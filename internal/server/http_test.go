@@ -1,0 +1,336 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
+)
+
+func testConfig(t *testing.T) config.Config {
+	t.Helper()
+	return config.Config{
+		Transport:             "http",
+		Host:                  "127.0.0.1",
+		Workdir:               t.TempDir(),
+		Timeout:               30 * time.Second,
+		MaxFileSize:           10_000_000,
+		RequireViewBeforeEdit: true,
+		MaxSessions:           8,
+		MaxBackgroundTasks:    4,
+		MaxRequestBytes:       1 << 20,
+		SessionIdleTimeout:    time.Minute,
+		LogLevel:              slog.LevelWarn,
+		Shell:                 "/bin/bash",
+		Version:               "test",
+	}
+}
+
+func start(t *testing.T, cfg config.Config) (*Server, *httptest.Server) {
+	t.Helper()
+	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), []string{"PATH=/usr/bin:/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	return srv, ts
+}
+
+// bearer adds a token to every request a client makes.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func dial(t *testing.T, url, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if token != "" {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func post(t *testing.T, url string, body string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Token = "sekrit-token"
+	_, ts := start(t, cfg)
+	resp, err := http.Get(ts.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"status":"ok"`) || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		t.Errorf("GET /health = %d %q, want 200 JSON with status ok", resp.StatusCode, body)
+	}
+	if strings.Contains(string(body), cfg.Token) || strings.Contains(string(body), cfg.Workdir) {
+		t.Errorf("GET /health reveals configuration: %s", body)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Token = "correct-horse"
+	_, ts := start(t, cfg)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		url     string
+		want    int
+	}{
+		{"no token", nil, ts.URL + "/mcp", 401},
+		{"wrong token", map[string]string{"Authorization": "Bearer wrong"}, ts.URL + "/mcp", 401},
+		{"prefix of token", map[string]string{"Authorization": "Bearer correct"}, ts.URL + "/mcp", 401},
+		{"basic scheme", map[string]string{"Authorization": "Basic correct-horse"}, ts.URL + "/mcp", 401},
+		{"token in query", nil, ts.URL + "/mcp?token=correct-horse&access_token=correct-horse", 401},
+		{"right token", map[string]string{"Authorization": "Bearer correct-horse"}, ts.URL + "/mcp", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resp := post(t, tt.url, initBody, tt.headers)
+			if resp.StatusCode != tt.want {
+				t.Fatalf("POST /mcp = %d, want %d", resp.StatusCode, tt.want)
+			}
+			if tt.want == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("401 without a Bearer WWW-Authenticate header")
+			}
+		})
+	}
+	if _, err := dial(t, ts.URL, "correct-horse"); err != nil {
+		t.Errorf("client with the token: %v", err)
+	}
+	if cs, err := dial(t, ts.URL, ""); err == nil {
+		cs.Close()
+		t.Errorf("client without the token connected")
+	}
+}
+
+func TestHostAndOrigin(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.AllowOrigins = []string{"https://app.example.com"}
+	_, ts := start(t, cfg)
+	host := strings.TrimPrefix(ts.URL, "http://")
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"rebinding host", map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}, 403},
+		{"rebinding host no origin", map[string]string{"Host": "evil.example.com:80"}, 403},
+		{"foreign origin", map[string]string{"Origin": "http://evil.example.com"}, 403},
+		{"null origin", map[string]string{"Origin": "null"}, 403},
+		{"localhost origin", map[string]string{"Host": host, "Origin": "http://" + host}, 200},
+		{"localhost name", map[string]string{"Host": "localhost" + host[strings.LastIndex(host, ":"):]}, 200},
+		{"allowed origin", map[string]string{"Origin": "https://app.example.com"}, 200},
+		{"no origin", nil, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resp := post(t, ts.URL+"/mcp", initBody, tt.headers)
+			if resp.StatusCode != tt.want {
+				t.Fatalf("POST /mcp with %v = %d, want %d", tt.headers, resp.StatusCode, tt.want)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got == "*" {
+				t.Errorf("wildcard CORS header")
+			}
+		})
+	}
+}
+
+func TestCORSPreflight(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Token = "tok"
+	cfg.AllowOrigins = []string{"https://app.example.com"}
+	_, ts := start(t, cfg)
+	for origin, want := range map[string]int{"https://app.example.com": 204, "https://evil.example.com": 403} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodOptions, ts.URL+"/mcp", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("preflight from %s = %d, want %d", origin, resp.StatusCode, want)
+		}
+		acao := resp.Header.Get("Access-Control-Allow-Origin")
+		if (want == 204 && acao != origin) || (want != 204 && acao != "") {
+			t.Errorf("preflight from %s: Access-Control-Allow-Origin = %q", origin, acao)
+		}
+	}
+}
+
+func TestRequestLimits(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxRequestBytes = 4096
+	_, ts := start(t, cfg)
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", 10000) + `"}}`
+	if resp := post(t, ts.URL+"/mcp", big, nil); resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Errorf("oversized body = %d, want 4xx", resp.StatusCode)
+	}
+	for _, junk := range []string{"", "{", "[]", `{"jsonrpc":"2.0"}`, "\x00\x01", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`} {
+		if resp := post(t, ts.URL+"/mcp", junk, nil); resp.StatusCode == 200 && junk == "" || resp.StatusCode >= 500 {
+			t.Errorf("POST %q = %d, want a 4xx (or a JSON-RPC error), never a 5xx", junk, resp.StatusCode)
+		}
+	}
+	if cs, err := dial(t, ts.URL, ""); err != nil {
+		t.Fatalf("server did not survive malformed requests: %v", err)
+	} else {
+		cs.Close()
+	}
+}
+
+func TestSessionLimit(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxSessions = 2
+	_, ts := start(t, cfg)
+	var open []*mcp.ClientSession
+	for range 2 {
+		cs, err := dial(t, ts.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, cs)
+	}
+	resp := post(t, ts.URL+"/mcp", initBody, nil)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "--max-sessions") {
+		t.Fatalf("third session = %d %s, want 503 naming --max-sessions", resp.StatusCode, body)
+	}
+	open[0].Close()
+	// The slot frees once the server has seen the DELETE; the client's Close waits for it.
+	if cs, err := dial(t, ts.URL, ""); err != nil {
+		t.Errorf("after closing a session, a new one fails: %v", err)
+	} else {
+		cs.Close()
+	}
+	open[1].Close()
+}
+
+// TestSessionCyclesFreeEverything opens and closes many sessions and checks that neither
+// goroutines nor session state pile up.
+func TestSessionCyclesFreeEverything(t *testing.T) {
+	cfg := testConfig(t)
+	srv, ts := start(t, cfg)
+	cycle := func() {
+		cs, err := dial(t, ts.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		cs.Close()
+	}
+	for range 20 {
+		cycle()
+	}
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	before := settledGoroutines(t, -1)
+	for range 1000 {
+		cycle()
+	}
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	after := settledGoroutines(t, before)
+	t.Logf("goroutines: %d before, %d after", before, after)
+	if after > before+10 {
+		t.Errorf("goroutines grew from %d to %d over 1000 session cycles", before, after)
+	}
+	srv.mu.Lock()
+	n := len(srv.sessions)
+	srv.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d session states left after every client closed", n)
+	}
+}
+
+// settledGoroutines waits (by polling with yields, bounded) for the goroutine count to drop
+// to at most target, and returns it.
+func settledGoroutines(t *testing.T, target int) int {
+	t.Helper()
+	n := runtime.NumGoroutine()
+	deadline := time.Now().Add(5 * time.Second)
+	for (target < 0 || n > target) && time.Now().Before(deadline) {
+		runtime.Gosched()
+		runtime.GC()
+		prev := n
+		n = runtime.NumGoroutine()
+		if target < 0 && n == prev {
+			break
+		}
+	}
+	return n
+}
+
+func TestInstructionsState(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.DenyDirs = []string{"**/.env"}
+	_, ts := start(t, cfg)
+	cs, err := dial(t, ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	got := cs.InitializeResult().Instructions
+	for _, want := range []string{cfg.Workdir, "**/.env"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("instructions %q lack %q", got, want)
+		}
+	}
+}
