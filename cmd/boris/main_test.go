@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// binary is the boris executable built once for every end-to-end test.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "boris-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "boris")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building boris:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestScripts runs the CLI scripts in testdata/script against the built binary.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			return nil
+		},
+	})
+}
+
+// stdioClient starts boris over STDIO with args and returns a connected client.
+func stdioClient(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--transport", "stdio"}, args...)...)
+	cmd.Stderr = &bytes.Buffer{}
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting over stdio: %v (stderr: %s)", err, cmd.Stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// httpServer starts boris over HTTP on a free port and returns its base URL and process.
+func httpServer(t *testing.T, args ...string) (string, *exec.Cmd, *syncBuffer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	stderr := &syncBuffer{}
+	cmd := exec.Command(binary, append([]string{"--port", fmt.Sprint(port)}, args...)...)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// Wait for the listener: the server logs its URL once it is listening.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "serving http") {
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			t.Fatalf("server did not start: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a log for readiness, bounded by the deadline
+	}
+	return base, cmd, stderr
+}
+
+type syncBuffer struct {
+	mu  chan struct{}
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) lock() {
+	if b.mu == nil {
+		b.mu = make(chan struct{}, 1)
+	}
+	b.mu <- struct{}{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.lock()
+	defer func() { <-b.mu }()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.lock()
+	defer func() { <-b.mu }()
+	return b.buf.String()
+}
+
+func httpClient(t *testing.T, base, token string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{}
+	if token != "" {
+		hc.Transport = bearer{token}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting over HTTP: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestStdioRoundTrip(t *testing.T) {
+	t.Parallel()
+	cs := stdioClient(t, "--workdir", t.TempDir())
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) == 0 {
+		t.Fatal("tools/list over stdio returned no tools")
+	}
+	if cs.InitializeResult().ServerInfo.Name != "boris" {
+		t.Errorf("serverInfo = %+v", cs.InitializeResult().ServerInfo)
+	}
+}
+
+func TestStdioKeepsStdoutForProtocol(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "--transport", "stdio", "--log-level", "debug", "--workdir", t.TempDir())
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("boris --transport stdio: %v (%s)", err, stderr.String())
+	}
+	sc := bufio.NewScanner(&stdout)
+	lines := 0
+	for sc.Scan() {
+		lines++
+		if !strings.HasPrefix(sc.Text(), `{"jsonrpc":"2.0"`) {
+			t.Errorf("non-protocol line on stdout: %q", sc.Text())
+		}
+	}
+	if lines != 1 {
+		t.Errorf("stdout has %d lines, want the one initialize response", lines)
+	}
+	if stderr.Len() == 0 {
+		t.Errorf("no logs on stderr at debug level")
+	}
+}
+
+func TestHTTPRoundTrip(t *testing.T) {
+	t.Parallel()
+	base, _, _ := httpServer(t, "--token", "e2e-token", "--workdir", t.TempDir())
+	resp, err := http.Get(base + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /health = %d, want 200", resp.StatusCode)
+	}
+	cs := httpClient(t, base, "e2e-token")
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(res.Tools) == 0 {
+		t.Fatalf("tools/list over HTTP = %v, %v", res, err)
+	}
+}
+
+func TestGeneratedTokenPrintedOnce(t *testing.T) {
+	t.Parallel()
+	base, cmd, stderr := httpServer(t, "--generate-token", "--workdir", t.TempDir())
+	m := regexp.MustCompile(`token[^:]*: ([0-9a-f]{64})`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no generated token on stderr: %s", stderr.String())
+	}
+	cs := httpClient(t, base, m[1])
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	if n := strings.Count(stderr.String(), m[1]); n != 1 {
+		t.Errorf("token appears %d times on stderr, want once", n)
+	}
+}
+
+func TestShutdownIsPrompt(t *testing.T) {
+	t.Parallel()
+	_, cmd, stderr := httpServer(t, "--workdir", t.TempDir())
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v (%s)", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("server still running 15s after SIGTERM")
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// waitForPIDs polls, bounded, for the files a command writes its process ids into.
+func waitForPIDs(t *testing.T, files ...string) []int {
+	t.Helper()
+	var pids []int
+	deadline := time.Now().Add(20 * time.Second)
+	for _, f := range files {
+		for {
+			b, err := os.ReadFile(f)
+			var pid int
+			if err == nil {
+				if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 {
+					pids = append(pids, pid)
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("command never wrote %s", f)
+			}
+			time.Sleep(10 * time.Millisecond) // polling a file the command writes, bounded by the deadline
+		}
+	}
+	return pids
+}
+
+// TestShutdownKillsChildren runs a foreground command with a grandchild and a background
+// task, sends SIGTERM to the server, and checks that every one of those processes is gone.
+func TestShutdownKillsChildren(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base, cmd, stderr := httpServer(t, "--workdir", dir)
+	cs := httpClient(t, base, "")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": "sleep 301 & echo $! > grandchild; echo $$ > child; sleep 300",
+		}})
+	}()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "echo $$ > task; exec sleep 302", "run_in_background": true,
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %+v", err, res)
+	}
+	pids := waitForPIDs(t, filepath.Join(dir, "child"), filepath.Join(dir, "grandchild"), filepath.Join(dir, "task"))
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("process %d not running before shutdown", pid)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("server still running 20s after SIGTERM: %s", stderr.String())
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d survived server shutdown", pid)
+		}
+	}
+}
+
+// TestStdioEOFKillsChildren closes the client side of a STDIO server while a command runs.
+func TestStdioEOFKillsChildren(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cs := stdioClient(t, "--workdir", dir)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": "echo $$ > child; sleep 300",
+		}})
+	}()
+	pids := waitForPIDs(t, filepath.Join(dir, "child"))
+	cs.Close() // closes stdin, then waits for the process to exit
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d survived the client disconnecting", pid)
+		}
+	}
+}
