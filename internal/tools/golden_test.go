@@ -1,0 +1,155 @@
+package tools_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files (and the README tools section) from the current code")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/tools -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got); if the change is intended, run go test ./internal/tools -update and review:\n%s", path, diff)
+	}
+}
+
+func listTools(t *testing.T, compat bool) []*mcp.Tool {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.AnthropicCompat = compat
+	cs, _ := connect(t, cfg, nil)
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools
+}
+
+// TestToolsListGolden snapshots names, descriptions, schemas and annotations: they are API.
+func TestToolsListGolden(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []struct {
+		file   string
+		compat bool
+	}{{"tools_list.golden.json", false}, {"tools_list_compat.golden.json", true}} {
+		t.Run(mode.file, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.MarshalIndent(listTools(t, mode.compat), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, mode.file, append(b, '\n'))
+		})
+	}
+}
+
+// TestReadmeToolsSection keeps the README's tools section in step with the tool table.
+func TestReadmeToolsSection(t *testing.T) {
+	t.Parallel()
+	const begin, end = "<!-- tools:begin", "<!-- tools:end -->"
+	readme := filepath.Join("..", "..", "README.md")
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(begin))
+	j := bytes.Index(data, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q … %q markers", begin, end)
+	}
+	i += bytes.IndexByte(data[i:], '\n') + 1
+	got := toolsMarkdown(listTools(t, false), listTools(t, true))
+	if *update {
+		out := append(append(append([]byte(nil), data[:i]...), got...), data[j:]...)
+		if err := os.WriteFile(readme, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(got, string(data[i:j])); diff != "" {
+		t.Errorf("README tools section is stale (-want +got); run go test ./internal/tools -update:\n%s", diff)
+	}
+}
+
+// toolsMarkdown renders the tools, their descriptions and parameters.
+func toolsMarkdown(split, compat []*mcp.Tool) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	write := func(tools []*mcp.Tool, note string) {
+		for _, tool := range tools {
+			if seen[tool.Name] {
+				continue
+			}
+			seen[tool.Name] = true
+			fmt.Fprintf(&b, "### `%s`%s\n\n%s\n\n", tool.Name, note, strings.TrimSpace(tool.Description))
+			var schema struct {
+				Properties map[string]struct {
+					Type        any    `json:"type"`
+					Description string `json:"description"`
+					Enum        []any  `json:"enum"`
+				} `json:"properties"`
+				Required []string `json:"required"`
+			}
+			raw, _ := json.Marshal(tool.InputSchema)
+			_ = json.Unmarshal(raw, &schema)
+			if len(schema.Properties) == 0 {
+				continue
+			}
+			names := make([]string, 0, len(schema.Properties))
+			for n := range schema.Properties {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			b.WriteString("| Parameter | Type | Required | Description |\n|---|---|---|---|\n")
+			for _, n := range names {
+				p := schema.Properties[n]
+				typ := fmt.Sprint(p.Type)
+				if len(p.Enum) > 0 {
+					var vals []string
+					for _, v := range p.Enum {
+						vals = append(vals, fmt.Sprintf("`%v`", v))
+					}
+					typ = strings.Join(vals, " \\| ")
+				}
+				req := ""
+				for _, r := range schema.Required {
+					if r == n {
+						req = "yes"
+					}
+				}
+				desc := strings.ReplaceAll(strings.ReplaceAll(p.Description, "\n", " "), "|", "\\|")
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, typ, req, desc)
+			}
+			b.WriteString("\n")
+		}
+	}
+	write(split, "")
+	write(compat, " (with `--anthropic-compat`, instead of `view`, `str_replace` and `create_file`)")
+	return b.String()
+}
