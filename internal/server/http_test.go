@@ -15,7 +15,9 @@ import (
 	"github.com/mjkoo/boris/internal/config"
 )
 
-func testConfig(t *testing.T) config.Config {
+func testConfig(t *testing.T) config.Config { return newConfig(t) }
+
+func newConfig(t testing.TB) config.Config {
 	t.Helper()
 	return config.Config{
 		Transport:             "http",
@@ -34,7 +36,7 @@ func testConfig(t *testing.T) config.Config {
 	}
 }
 
-func start(t *testing.T, cfg config.Config) (*Server, *httptest.Server) {
+func start(t testing.TB, cfg config.Config) (*Server, *httptest.Server) {
 	t.Helper()
 	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), []string{"PATH=/usr/bin:/bin"})
 	if err != nil {
