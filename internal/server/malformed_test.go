@@ -47,6 +47,7 @@ func randomValue(r *rand.Rand, depth int) any {
 func TestMalformedArguments(t *testing.T) {
 	cfg := newConfig(t)
 	cfg.Timeout = 2_000_000_000
+	cfg.AllowDirs = []string{cfg.Workdir} // random paths must not write outside the test's directory
 	_, ts := start(t, cfg)
 	cs, err := dial(t, ts.URL, "")
 	if err != nil {
