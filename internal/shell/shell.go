@@ -57,6 +57,7 @@ type Process struct {
 	grace     time.Duration
 	drain     time.Duration
 	pipes     []*os.File // read ends
+	env       []string   // the environment it started with
 
 	exited      chan struct{} // closed once the shell is reaped
 	exitedAt    time.Time
@@ -74,8 +75,10 @@ type Result struct {
 	// [Process.Wait]), or nil if it ended by itself.
 	Stopped  error
 	Duration time.Duration
-	Cwd      string   // where the shell ended; "" if it did not say
-	Env      []string // exported variables at exit, as KEY=value; nil if it did not say
+	Cwd      string // where the shell ended; "" if it did not say
+	// Env is the environment for the next command: the variables exported at exit, as
+	// KEY=value, plus what the shell could not have changed; nil if it did not say.
+	Env []string
 	// Lingering reports that processes the command started are still running (for
 	// example `server &`); [Process.Close] ends them.
 	Lingering bool
@@ -147,7 +150,7 @@ func Start(c Command) (*Process, error) {
 		errR.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
 	}
-	p.cmd, p.pgid, p.start = cmd, cmd.Process.Pid, time.Now()
+	p.cmd, p.pgid, p.start, p.env = cmd, cmd.Process.Pid, time.Now(), c.Env
 	p.statePath = stateAt(p.pgid)
 	p.pipes = []*os.File{outR, errR}
 
@@ -220,7 +223,7 @@ func (p *Process) Wait(ctx context.Context) Result {
 	}
 	if b, err := os.ReadFile(p.statePath); err == nil {
 		if cwd, env, err := parseState(b); err == nil {
-			res.Cwd, res.Env = cwd, env
+			res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
 		} else if cwd != "" {
 			res.Cwd = cwd
 		}
