@@ -2,21 +2,382 @@
 // limits, and a way to kill them; they are all killed when the session closes.
 package tasks
 
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mjkoo/boris/internal/shell"
+)
 
 // Limits bound what one session's background tasks may hold.
 type Limits struct {
 	MaxRunning int           // most tasks running at once
 	Lifetime   time.Duration // 0: a task runs until it exits, is killed or its session ends
+	// Keep is how long a finished task stays listed; 0 means DefaultKeep.
+	Keep time.Duration
+	// Grace is SIGTERM to SIGKILL when a task is stopped; 0 means [shell.DefaultGrace].
+	Grace time.Duration
 }
+
+// Defaults for [Limits] fields left zero.
+const (
+	DefaultKeep = 30 * time.Minute
+	// maxKept bounds finished tasks: past it, those whose output was read in full go first.
+	maxKept = 64
+	// maxAdopted bounds the leftovers of foreground commands tracked for killing.
+	maxAdopted = 256
+)
+
+// Errors a caller may branch on.
+var (
+	ErrUnknown = errors.New("no such task")
+	ErrLimit   = errors.New("too many background tasks running")
+	ErrClosed  = errors.New("session is closed")
+	// Causes recorded as a task's [shell.Result.Stopped].
+	ErrKilled   = errors.New("killed on request")
+	ErrLifetime = errors.New("ran past the background task time limit")
+	ErrSession  = errors.New("session closed")
+)
 
 // Manager holds one session's background tasks.
 type Manager struct {
 	limits Limits
+	ctx    context.Context // done when the Manager closes
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	tasks   map[string]*Task
+	next    int
+	adopted []*shell.Process
+	closed  bool
 }
 
 // NewManager returns an empty Manager with the given limits.
-func NewManager(limits Limits) *Manager { return &Manager{limits: limits} }
+func NewManager(limits Limits) *Manager {
+	if limits.MaxRunning <= 0 {
+		limits.MaxRunning = 1
+	}
+	if limits.Keep <= 0 {
+		limits.Keep = DefaultKeep
+	}
+	if limits.Grace <= 0 {
+		limits.Grace = shell.DefaultGrace
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Manager{limits: limits, ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
+}
 
-// Close kills every task and frees what they hold. It is safe to call twice.
-func (m *Manager) Close() {}
+// Limits returns the limits the Manager enforces.
+func (m *Manager) Limits() Limits { return m.limits }
+
+// Task is one background command.
+type Task struct {
+	ID      string
+	Command string
+	Started time.Time
+
+	proc   *shell.Process
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the command has ended and its result is set
+	result shell.Result
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced whenever output arrives
+	outMark  shell.Mark
+	errMark  shell.Mark
+	ended    time.Time
+	readDone bool // output was read to the end after the task finished
+}
+
+// Start runs c in the background as a new task. c.Name and c.OnOutput are set by Start.
+func (m *Manager) Start(c shell.Command) (*Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	m.prune()
+	running := 0
+	for _, t := range m.tasks {
+		if !t.finished() {
+			running++
+		}
+	}
+	if running >= m.limits.MaxRunning {
+		return nil, fmt.Errorf("%w: %d of %d", ErrLimit, running, m.limits.MaxRunning)
+	}
+	m.next++
+	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{})}
+	c.Name = t.ID
+	c.OnOutput = func([]byte) { t.signal() }
+	if c.Grace <= 0 {
+		c.Grace = m.limits.Grace
+	}
+	p, err := shell.Start(c)
+	if err != nil {
+		return nil, err
+	}
+	t.proc, t.Started = p, time.Now()
+	ctx, cancel := context.WithCancelCause(m.ctx)
+	t.cancel = cancel
+	if m.limits.Lifetime > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, m.limits.Lifetime, ErrLifetime)
+		_ = stop // released by cancel: the parent's cancel frees the child
+		t.cancel = func(err error) { cancel(err); stop() }
+	}
+	m.tasks[t.ID] = t
+	m.wg.Go(func() {
+		res := p.Wait(ctx)
+		if res.Lingering {
+			p.Stop() // a task owns its whole group: nothing outlives it
+		}
+		t.mu.Lock()
+		t.result, t.ended = res, time.Now()
+		t.mu.Unlock()
+		close(t.done)
+		t.signal()
+		t.cancel(nil)
+	})
+	return t, nil
+}
+
+func (t *Task) signal() {
+	t.mu.Lock()
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+}
+
+func (t *Task) finished() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Status says how a task stands: "running", "exited 0", "killed by SIGTERM (killed on
+// request)", ...
+func (t *Task) Status() string {
+	if !t.finished() {
+		return "running"
+	}
+	return describe(t.result)
+}
+
+// Result returns how the task ended; ok is false while it runs.
+func (t *Task) Result() (shell.Result, bool) {
+	if !t.finished() {
+		return shell.Result{}, false
+	}
+	return t.result, true
+}
+
+func describe(r shell.Result) string {
+	var s string
+	if r.Signal != "" {
+		s = "killed by " + r.Signal
+	} else {
+		s = "exited " + strconv.Itoa(r.ExitCode)
+	}
+	if r.Stopped != nil {
+		s += " (" + r.Stopped.Error() + ")"
+	}
+	return s
+}
+
+// Snapshot is what [Manager.Output] returns: the task's state and its output since the
+// previous read.
+type Snapshot struct {
+	Task           *Task
+	Running        bool
+	Status         string
+	Stdout, Stderr shell.Excerpt
+}
+
+// Output returns the output task id wrote since the last call, within budget characters
+// per stream. If there is none yet and wait is positive, it first waits up to wait for
+// output or for the task to end.
+func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, budget int) (Snapshot, error) {
+	t, err := m.get(id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if wait > 0 && !t.finished() && !t.hasNew() {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		for {
+			t.mu.Lock()
+			ch := t.changed
+			t.mu.Unlock()
+			if t.finished() || t.hasNew() {
+				break
+			}
+			select {
+			case <-ch:
+				continue
+			case <-t.done:
+			case <-timer.C:
+			case <-ctx.Done():
+			case <-m.ctx.Done():
+			}
+			break
+		}
+	}
+	final := t.finished()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	snap := Snapshot{Task: t, Running: !final, Status: t.Status()}
+	snap.Stdout = t.proc.Stdout.Since(t.outMark, budget, final)
+	snap.Stderr = t.proc.Stderr.Since(t.errMark, budget, final)
+	t.outMark, t.errMark = snap.Stdout.To, snap.Stderr.To
+	if final {
+		t.readDone = true
+	}
+	return snap, nil
+}
+
+func (t *Task) hasNew() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.proc.Stdout.End().Bytes > t.outMark.Bytes || t.proc.Stderr.End().Bytes > t.errMark.Bytes
+}
+
+// Kill stops task id (SIGTERM to its group, SIGKILL after the grace period) and waits
+// until it has ended. Killing a finished task is not an error.
+func (m *Manager) Kill(id string) (*Task, error) {
+	t, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	t.cancel(ErrKilled)
+	<-t.done
+	return t, nil
+}
+
+// List returns the session's tasks, oldest first.
+func (m *Manager) List() []*Task {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prune()
+	list := make([]*Task, 0, len(m.tasks))
+	for _, t := range m.tasks {
+		list = append(list, t)
+	}
+	slices.SortFunc(list, func(a, b *Task) int { return a.Started.Compare(b.Started) })
+	return list
+}
+
+func (m *Manager) get(id string) (*Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.tasks[strings.TrimSpace(id)]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknown, id)
+}
+
+// prune forgets finished tasks kept past their time, and, past maxKept, those whose
+// output was read to the end. It also lets go of adopted leftovers that have ended.
+// m.mu must be held.
+func (m *Manager) prune() {
+	now := time.Now()
+	var read []*Task
+	for id, t := range m.tasks {
+		if !t.finished() {
+			continue
+		}
+		t.mu.Lock()
+		ended, readDone := t.ended, t.readDone
+		t.mu.Unlock()
+		if now.Sub(ended) > m.limits.Keep {
+			delete(m.tasks, id)
+			m.release(t)
+		} else if readDone {
+			read = append(read, t)
+		}
+	}
+	slices.SortFunc(read, func(a, b *Task) int { return a.ended.Compare(b.ended) })
+	for _, t := range read {
+		if len(m.tasks) <= maxKept {
+			break
+		}
+		delete(m.tasks, t.ID)
+		m.release(t)
+	}
+	m.adopted = slices.DeleteFunc(m.adopted, func(p *shell.Process) bool {
+		if p.Done() {
+			m.wg.Go(p.Close)
+			return true
+		}
+		return false
+	})
+}
+
+// release frees what a forgotten task holds: its reader goroutines and spill files stay
+// with the session's spill directory.
+func (m *Manager) release(t *Task) {
+	m.wg.Go(t.proc.Close)
+}
+
+// Adopt takes charge of processes a foreground command left running (shell.Result
+// Lingering), so that they end with the session.
+func (m *Manager) Adopt(p *shell.Process) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		p.Close()
+		return
+	}
+	m.prune()
+	m.adopted = append(m.adopted, p)
+	var evict *shell.Process
+	if len(m.adopted) > maxAdopted {
+		evict = m.adopted[0]
+		m.adopted = m.adopted[1:]
+	}
+	m.mu.Unlock()
+	if evict != nil {
+		m.wg.Go(evict.Close)
+	}
+}
+
+// Close kills every task and every adopted process, and waits until they are gone. It is
+// safe to call twice.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.wg.Wait()
+		return
+	}
+	m.closed = true
+	adopted := m.adopted
+	m.adopted = nil
+	tasks := make([]*Task, 0, len(m.tasks))
+	for _, t := range m.tasks {
+		tasks = append(tasks, t)
+	}
+	m.mu.Unlock()
+
+	m.cancel(ErrSession)
+	for _, p := range adopted {
+		m.wg.Go(p.Close)
+	}
+	for _, t := range tasks {
+		m.wg.Go(func() {
+			<-t.done
+			t.proc.Close()
+		})
+	}
+	m.wg.Wait()
+}

@@ -41,10 +41,10 @@ func (h *handlers) session(req *mcp.CallToolRequest) (*session.Session, error) {
 type group int
 
 const (
-	always group = iota // file tools common to both modes, search
-	shell               // bash and background tasks; off with --no-bash
-	split               // view, str_replace, create_file; off with --anthropic-compat
-	compat              // str_replace_editor; on with --anthropic-compat
+	always     group = iota // file tools common to both modes, search
+	shellTools              // bash and background tasks; off with --no-bash
+	split                   // view, str_replace, create_file; off with --anthropic-compat
+	compat                  // str_replace_editor; on with --anthropic-compat
 )
 
 // entry is one row of the tool table.
@@ -70,7 +70,7 @@ func (e entry) enabled(cfg *config.Config) bool {
 		return false
 	}
 	switch e.group {
-	case shell:
+	case shellTools:
 		return !cfg.NoBash
 	case split:
 		return !cfg.AnthropicCompat

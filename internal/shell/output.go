@@ -1,0 +1,357 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// DefaultBudget is how many characters of one stream a result shows (seed D5).
+const DefaultBudget = 30_000
+
+// keepBytes is how much of a stream's start and end an [Output] holds in memory. It must be
+// at least 4 bytes per budgeted character, so that whatever is shown can come from memory.
+const keepBytes = 128 << 10
+
+// Output captures one stream of a command. It keeps the first and the last keepBytes in
+// memory and, once the stream outgrows that, writes everything to a spill file, so memory
+// stays bounded whatever the command prints and the full text stays readable.
+type Output struct {
+	spillPath string       // where the full stream goes once it outgrows memory
+	onWrite   func([]byte) // sees every chunk, for progress; may be nil
+
+	mu       sync.Mutex
+	head     []byte // the first keepBytes (all of it while total <= keepBytes)
+	tail     ring   // the last keepBytes, once total > keepBytes
+	total    int64  // bytes written
+	chars    int64  // characters in total bytes, carry excluded
+	lines    int64  // newlines written
+	carry    []byte // an incomplete UTF-8 sequence at the end, not yet counted
+	file     *os.File
+	spilled  bool  // file holds bytes [0, total)
+	spillErr error // why the stream could not be saved in full
+	closed   bool
+}
+
+// NewOutput returns an Output that saves the full stream at spillPath if it outgrows
+// memory, and passes each chunk to onWrite (which may be nil).
+func NewOutput(spillPath string, onWrite func([]byte)) *Output {
+	return &Output{spillPath: spillPath, onWrite: onWrite}
+}
+
+// Write records p. It never fails: a spill file that cannot be written only costs the
+// ability to read the middle of the stream later.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return len(p), nil
+	}
+	o.count(p)
+	if n := keepBytes - len(o.head); n > 0 {
+		o.head = append(o.head, p[:min(n, len(p))]...)
+	}
+	if o.total+int64(len(p)) > keepBytes {
+		if o.tail.buf == nil {
+			o.tail.buf = make([]byte, keepBytes)
+			o.tail.write(o.head[:o.total])
+		}
+		o.tail.write(p)
+		if !o.spilled && o.spillErr == nil {
+			o.spill(o.head[:o.total])
+		}
+	}
+	if o.spilled {
+		if _, err := o.file.Write(p); err != nil {
+			o.spillFailed(err)
+		}
+	}
+	o.total += int64(len(p))
+	o.mu.Unlock()
+	if o.onWrite != nil {
+		o.onWrite(p)
+	}
+	return len(p), nil
+}
+
+// count adds p to the character and line counts, holding back an incomplete UTF-8
+// sequence at its end. Invalid bytes count as one character each, as [utf8.RuneCount] does.
+func (o *Output) count(p []byte) {
+	o.lines += int64(bytes.Count(p, []byte{'\n'}))
+	if len(o.carry) > 0 {
+		// Complete the held-back sequence with as few bytes of p as it needs.
+		for len(p) > 0 && !utf8.FullRune(o.carry) {
+			o.carry = append(o.carry, p[0])
+			p = p[1:]
+		}
+		if !utf8.FullRune(o.carry) {
+			return
+		}
+		_, size := utf8.DecodeRune(o.carry)
+		o.chars++
+		rest := o.carry[size:]
+		o.carry = nil
+		if len(rest) > 0 {
+			// The sequence was invalid: its other bytes start afresh.
+			o.count(append(append([]byte(nil), rest...), p...))
+			o.lines -= int64(bytes.Count(rest, []byte{'\n'})) + int64(bytes.Count(p, []byte{'\n'}))
+			return
+		}
+	}
+	cut := incompleteTail(p)
+	o.chars += int64(utf8.RuneCount(p[:cut]))
+	if cut < len(p) {
+		o.carry = append(o.carry[:0], p[cut:]...)
+	}
+}
+
+// incompleteTail returns where a trailing, possibly valid but incomplete UTF-8 sequence
+// starts in p, or len(p) if p ends on a character boundary.
+func incompleteTail(p []byte) int {
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				return i
+			}
+			return len(p)
+		}
+	}
+	return len(p)
+}
+
+// spill starts the spill file with the bytes written so far; later writes follow them.
+func (o *Output) spill(sofar []byte) {
+	if o.spillPath == "" {
+		o.spillErr = errors.New("no spill directory")
+		return
+	}
+	f, err := os.OpenFile(o.spillPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		o.spillErr = err
+		return
+	}
+	o.file, o.spilled = f, true
+	if _, err := f.Write(sofar); err != nil {
+		o.spillFailed(err)
+		return
+	}
+	if o.closed {
+		_ = f.Close()
+		o.file = nil
+	}
+}
+
+func (o *Output) spillFailed(err error) {
+	o.spillErr = err
+	o.spilled = false
+	if o.file != nil {
+		_ = o.file.Close()
+		o.file = nil
+	}
+	_ = os.Remove(o.spillPath)
+}
+
+// Close stops recording: later writes are discarded. The spill file stays for reading.
+func (o *Output) Close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	o.closed = true
+	if o.file != nil {
+		_ = o.file.Close()
+		o.file = nil
+	}
+}
+
+// Mark is a position in a stream.
+type Mark struct {
+	Bytes int64
+	Chars int64
+	Lines int64 // newlines before Bytes
+}
+
+// End returns the position after the last complete character written so far.
+func (o *Output) End() Mark {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.end(false)
+}
+
+func (o *Output) end(final bool) Mark {
+	if final && len(o.carry) > 0 {
+		return Mark{Bytes: o.total, Chars: o.chars + int64(len(o.carry)), Lines: o.lines}
+	}
+	return Mark{Bytes: o.total - int64(len(o.carry)), Chars: o.chars, Lines: o.lines}
+}
+
+// Excerpt is what a result shows of a stretch of a stream.
+type Excerpt struct {
+	Text      string // valid UTF-8, within the budget
+	Truncated bool
+	Omitted   int64  // characters left out of Text
+	SpillPath string // the full stream, when Truncated and it could be saved
+	From, To  Mark   // the stretch shown
+}
+
+// Text returns the whole stream within budget characters: all of it if it fits, else its
+// head and tail around a marker that says how much was left out and how to read it.
+func (o *Output) Text(budget int) Excerpt {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.excerpt(Mark{}, o.end(true), budget)
+}
+
+// Since returns what was written after from, within budget characters, like [Output.Text].
+// If final is false, an incomplete character at the end is left for the next read.
+func (o *Output) Since(from Mark, budget int, final bool) Excerpt {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.excerpt(from, o.end(final), budget)
+}
+
+func (o *Output) excerpt(from, to Mark, budget int) Excerpt {
+	ex := Excerpt{From: from, To: to}
+	n := to.Bytes - from.Bytes
+	if n <= 0 {
+		return ex
+	}
+	if to.Chars-from.Chars <= int64(budget) && n <= keepBytes {
+		if b, ok := o.readAt(from.Bytes, int(n)); ok {
+			ex.Text = strings.ToValidUTF8(string(b), "\uFFFD")
+			return ex
+		}
+	}
+	ex.Truncated = true
+	if !o.spilled && o.spillErr == nil && o.total <= keepBytes {
+		o.spill(o.head[:o.total]) // short in bytes but long in characters: save it too
+	}
+	if o.spilled {
+		ex.SpillPath = o.spillPath
+	}
+	span := min(n, int64(utf8.UTFMax*budget))
+	head, _ := o.readAt(from.Bytes, int(span))
+	tail, _ := o.readAt(to.Bytes-span, int(span))
+	ex.Text, ex.Omitted = clip(head, tail, to.Chars-from.Chars, budget, func(c cut) string {
+		return o.marker(from, to, c, ex.SpillPath)
+	})
+	return ex
+}
+
+// readAt returns n bytes of the stream at off, from memory when they are there, else from
+// the spill file.
+func (o *Output) readAt(off int64, n int) ([]byte, bool) {
+	if n <= 0 {
+		return nil, true
+	}
+	end := off + int64(n)
+	if end <= int64(len(o.head)) {
+		return o.head[off:end], true
+	}
+	if o.tail.buf != nil && off >= o.total-int64(o.tail.len()) {
+		return o.tail.last(int(o.total - off))[:n], true
+	}
+	if o.spilled {
+		f := o.file
+		if f == nil {
+			var err error
+			if f, err = os.Open(o.spillPath); err != nil {
+				return nil, false
+			}
+			defer f.Close()
+		}
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, off); err == nil || err == io.EOF {
+			return b, true
+		}
+	}
+	// Not retrievable: show what memory has, the head side of it.
+	if off < int64(len(o.head)) {
+		return o.head[off:], false
+	}
+	return nil, false
+}
+
+// marker is the line between head and tail: how much was left out and how to read it.
+func (o *Output) marker(from, to Mark, c cut, path string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n[... %d characters omitted", c.omitted)
+	switch {
+	case path == "" && o.spillErr != nil:
+		fmt.Fprintf(&b, "; the full output could not be saved: %v ...]\n", o.spillErr)
+		return b.String()
+	case path == "":
+		b.WriteString(" ...]\n")
+		return b.String()
+	}
+	// Whole lines were left out when both cuts fell on line ends, which clip arranges
+	// whenever it can; name them so view or sed can fetch exactly them.
+	first := from.Lines + int64(c.headNewlines) + 1
+	last := to.Lines - int64(c.tailNewlines)
+	if c.headNewlines >= 0 && c.tailNewlines >= 0 && first <= last {
+		fmt.Fprintf(&b, " (lines %d-%d of %s). Read them with view (path %s, view_range [%d, %d]) or bash: sed -n '%d,%dp' %s", first, last, path, path, first, last, first, last, shellQuote(path))
+	} else {
+		start := from.Bytes + int64(c.headBytes) + 1
+		count := to.Bytes - from.Bytes - int64(c.headBytes) - int64(c.tailBytes)
+		fmt.Fprintf(&b, " (inside a long line) of %s. Read them with bash: tail -c +%d %s | head -c %d", path, start, shellQuote(path), count)
+	}
+	b.WriteString(" ...]\n")
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ring holds the last len(buf) bytes written to it.
+type ring struct {
+	buf  []byte
+	pos  int // next write position
+	full bool
+}
+
+func (r *ring) write(p []byte) {
+	if len(p) >= len(r.buf) {
+		copy(r.buf, p[len(p)-len(r.buf):])
+		r.pos, r.full = 0, true
+		return
+	}
+	n := copy(r.buf[r.pos:], p)
+	if n < len(p) {
+		copy(r.buf, p[n:])
+		r.full = true
+	}
+	r.pos = (r.pos + len(p)) % len(r.buf)
+	if r.pos == 0 && len(p) > 0 {
+		r.full = true
+	}
+}
+
+func (r *ring) len() int {
+	if r.full {
+		return len(r.buf)
+	}
+	return r.pos
+}
+
+// last returns a copy of the last n bytes held (n <= r.len()).
+func (r *ring) last(n int) []byte {
+	out := make([]byte, n)
+	start := r.pos - n
+	if start >= 0 {
+		copy(out, r.buf[start:r.pos])
+		return out
+	}
+	k := copy(out, r.buf[len(r.buf)+start:])
+	copy(out[k:], r.buf[:r.pos])
+	return out
+}

@@ -1,0 +1,263 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTruncate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		data   string
+		budget int
+		want   string
+	}{
+		{name: "fits", data: "héllo\n", budget: 10, want: "héllo\n"},
+		{name: "exact", data: "abc", budget: 3, want: "abc"},
+		{name: "invalid bytes", data: "a\xffb", budget: 10, want: "a\uFFFDb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Truncate([]byte(tt.data), tt.budget); got != tt.want {
+				t.Errorf("Truncate(%q, %d) = %q, want %q", tt.data, tt.budget, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTruncateKeepsHeadAndTail(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	got := Truncate([]byte(b.String()), 1000)
+	if !strings.HasPrefix(got, "line 1\nline 2\n") || !strings.HasSuffix(got, "line 5000\n") {
+		t.Errorf("Truncate lost the head or tail: %q", got)
+	}
+	if !strings.Contains(got, "characters omitted") {
+		t.Errorf("no marker: %q", got)
+	}
+	if n := utf8.RuneCountInString(got); n > 1000 {
+		t.Errorf("%d characters, over budget", n)
+	}
+}
+
+func FuzzTruncate(f *testing.F) {
+	f.Add([]byte("hello\nworld\n"), 5)
+	f.Add([]byte(strings.Repeat("é漢🙂\n", 500)), 300)
+	f.Add([]byte("\xf0\x9f\x99"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, budget int) {
+		budget = budget%5000 + 1
+		if budget < 0 {
+			budget = -budget
+		}
+		got := Truncate(data, budget)
+		if !utf8.ValidString(got) {
+			t.Fatalf("Truncate(%q, %d) = %q: invalid UTF-8", data, budget, got)
+		}
+		if n := utf8.RuneCountInString(got); n > budget {
+			t.Fatalf("Truncate(%q, %d) has %d characters", data, budget, n)
+		}
+		if utf8.Valid(data) && utf8.RuneCount(data) <= budget && got != string(data) {
+			t.Fatalf("Truncate(%q, %d) = %q, want it unchanged", data, budget, got)
+		}
+	})
+}
+
+// FuzzOutputCount checks the streaming character count against utf8.RuneCount for any
+// split of the stream into writes.
+func FuzzOutputCount(f *testing.F) {
+	f.Add([]byte("aé漢🙂\xff\xe2\x82"), uint8(3))
+	f.Add([]byte("\xe2\x82\x41\xf0\x9f"), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
+		o := NewOutput("", nil)
+		n := int(step%7) + 1
+		for i := 0; i < len(data); i += n {
+			_, _ = o.Write(data[i:min(i+n, len(data))])
+		}
+		o.mu.Lock()
+		end := o.end(true)
+		o.mu.Unlock()
+		if want := int64(utf8.RuneCount(data)); end.Chars != want {
+			t.Fatalf("chars of %q written %d at a time = %d, want %d", data, n, end.Chars, want)
+		}
+		if want := int64(bytes.Count(data, []byte{'\n'})); end.Lines != want {
+			t.Fatalf("lines = %d, want %d", end.Lines, want)
+		}
+	})
+}
+
+func TestOutputSpillAndSince(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "out")
+	o := NewOutput(path, nil)
+	var all bytes.Buffer
+	for i := 1; i <= 60000; i++ {
+		line := fmt.Sprintf("%d ü\n", i)
+		all.WriteString(line)
+		_, _ = o.Write([]byte(line))
+	}
+	first := o.Since(Mark{}, 2000, false)
+	if !first.Truncated || first.SpillPath != path {
+		t.Fatalf("Since = %+v", first)
+	}
+	if n := utf8.RuneCountInString(first.Text); n > 2000 {
+		t.Errorf("%d characters, over budget", n)
+	}
+	_, _ = o.Write([]byte("after\n"))
+	all.WriteString("after\n")
+	next := o.Since(first.To, 2000, true)
+	if next.Text != "after\n" || next.Truncated {
+		t.Errorf("second read = %q", next.Text)
+	}
+	o.Close()
+	saved, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(saved, all.Bytes()) {
+		t.Errorf("spill file holds %d bytes, want the %d written (err %v)", len(saved), all.Len(), err)
+	}
+	// The whole-stream view after Close still reads the middle from the file.
+	full := o.Text(3000)
+	if !strings.HasPrefix(full.Text, "1 ü\n") || !strings.HasSuffix(full.Text, "after\n") {
+		t.Errorf("Text after Close lost head or tail")
+	}
+}
+
+func TestOutputSmallButLongSpills(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "out")
+	o := NewOutput(path, nil)
+	data := strings.Repeat("x\n", 20000) // 40 kB: held in memory, but over a 30 000 budget
+	_, _ = o.Write([]byte(data))
+	o.Close()
+	ex := o.Text(DefaultBudget)
+	if !ex.Truncated || ex.SpillPath != path {
+		t.Fatalf("Text = truncated %v, spill %q", ex.Truncated, ex.SpillPath)
+	}
+	if saved, _ := os.ReadFile(path); string(saved) != data {
+		t.Errorf("spill file does not hold the output")
+	}
+}
+
+func TestParseExports(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{
+			name: "bash",
+			in: "declare -x A=\"x\\\"y\\$z\\`w\\\\v\"\ndeclare -ax ARR=([0]=\"a\" [1]=\"b)\")\n" +
+				"declare -x B=$'line1\\nline2'\ndeclare -x C=$'t\\there\\001c\\177\\x41\\u00e9'\n" +
+				"declare -x D=\"ünï\"\ndeclare -x E\ndeclare -x F=\"\"\ndeclare -rx RO=\"1\"\n" +
+				"declare -x G=\"multi\nline\"\n",
+			want: []string{"A=x\"y$z`w\\v", "B=line1\nline2", "C=t\there\x01c\x7fAé", "D=ünï", "F=", "RO=1", "G=multi\nline"},
+		},
+		{
+			name: "dash",
+			in:   "export A='x\"y$z'\"'\"'q'\nexport B='l1\nl2'\nexport E\nexport H=plain\n",
+			want: []string{"A=x\"y$z'q", "B=l1\nl2", "H=plain"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseExports(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseExports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestParseExportsRealShells round-trips awkward values through each shell's export -p.
+func TestParseExportsRealShells(t *testing.T) {
+	t.Parallel()
+	values := []string{"plain", "", "with space", "q'uote", `d"q`, "$dollar `tick` \\back", "new\nline", "tab\tctl\x01\x7f", "ünïcödé 🙂", "\xff\xfe raw"}
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
+			env := []string{"PATH=" + os.Getenv("PATH")}
+			for i, v := range values {
+				env = append(env, fmt.Sprintf("V%d=%s", i, v))
+			}
+			c := command(t, sh, "true")
+			c.Env = env
+			_, res := run(t, c)
+			for i, v := range values {
+				if want := fmt.Sprintf("V%d=%s", i, v); !slices.Contains(res.Env, want) {
+					t.Errorf("%s: env lacks %q", sh, want)
+				}
+			}
+		})
+	}
+}
+
+func FuzzParseExports(f *testing.F) {
+	f.Add("declare -x A=\"b\"\n")
+	f.Add("export A='b'\"'\"'c'\n")
+	f.Add("declare -x B=$'\\x4\\u12\\U0001F642\\c['\n")
+	f.Add("declare -ax A=([0]=\"(\" [1]=')')\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		env, _ := parseExports(s)
+		for _, kv := range env {
+			k, _, ok := strings.Cut(kv, "=")
+			if !ok || !isName(k) {
+				t.Fatalf("parseExports(%q) returned %q", s, kv)
+			}
+		}
+	})
+}
+
+// FuzzExportsRoundTrip formats values the way bash and dash do and parses them back.
+func FuzzExportsRoundTrip(f *testing.F) {
+	f.Add("x\"y$z`w\\v\nnew")
+	f.Add("q'uote")
+	f.Fuzz(func(t *testing.T, v string) {
+		if strings.ContainsRune(v, 0) {
+			return
+		}
+		dq := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, "`", "\\`").Replace(v)
+		sq := strings.ReplaceAll(v, `'`, `'"'"'`)
+		for _, in := range []string{"declare -x V=\"" + dq + "\"\n", "export V='" + sq + "'\n"} {
+			got, err := parseExports(in)
+			if err != nil || len(got) != 1 || got[0] != "V="+v {
+				t.Fatalf("parseExports(%q) = %q, %v; want V=%q", in, got, err, v)
+			}
+		}
+	})
+}
+
+func TestLines(t *testing.T) {
+	t.Parallel()
+	l := NewLines(20)
+	if _, ok := l.Take(); ok {
+		t.Errorf("Take on nothing reported lines")
+	}
+	l.Write([]byte("one\ntw"))
+	if got, _ := l.Take(); got != "one\n" {
+		t.Errorf("Take = %q, want the complete line", got)
+	}
+	l.Write([]byte("o\n"))
+	if got, _ := l.Take(); got != "two\n" {
+		t.Errorf("Take = %q, want the completed line", got)
+	}
+	for i := range 10 {
+		l.Write(fmt.Appendf(nil, "line %d\n", i))
+	}
+	got, _ := l.Take()
+	if !strings.HasPrefix(got, "[... ") || !strings.HasSuffix(got, "line 9\n") {
+		t.Errorf("Take after overflow = %q", got)
+	}
+}

@@ -1,0 +1,466 @@
+// Package shell runs one command: in its own process group, with stdin at EOF, bounded
+// capture of its output, and the working directory and exported variables it ended with
+// learned out of band; it stops the whole group on cancel.
+package shell
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Defaults for [Command] fields left zero.
+const (
+	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL (seed D4)
+	DefaultDrain = 250 * time.Millisecond // pipes held open after the shell exits
+)
+
+// Command says what to run and how.
+type Command struct {
+	Shell  string // path of the shell: /bin/bash, or a POSIX sh
+	Script string // run as one unit, exactly as `shell -c script` would
+	Dir    string // working directory
+	Env    []string
+	// StateDir is a private directory for the state report and spilled output.
+	StateDir string
+	// Name names this command's spill files in StateDir: Name.stdout and Name.stderr.
+	Name string
+	// Grace is how long the group has to exit after SIGTERM before SIGKILL.
+	Grace time.Duration
+	// Drain is how long to keep reading after the shell exits while processes it left
+	// behind hold its output open.
+	Drain time.Duration
+	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives.
+	OnOutput func(p []byte)
+}
+
+// Process is a started command.
+type Process struct {
+	Stdout, Stderr *Output
+
+	cmd       *exec.Cmd
+	pgid      int
+	start     time.Time
+	statePath string
+	grace     time.Duration
+	drain     time.Duration
+	pipes     []*os.File // read ends
+	env       []string   // the environment it started with
+
+	exited      chan struct{} // closed once the shell is reaped
+	exitedAt    time.Time
+	readersDone chan struct{} // closed once both pipes reached EOF or were closed
+
+	stopOnce  sync.Once
+	closeOnce sync.Once
+}
+
+// Result is how a command ended.
+type Result struct {
+	ExitCode int    // as $? would show it: 128+n when killed by signal n
+	Signal   string // the signal that killed the shell, such as "SIGKILL"; "" if it exited
+	// Stopped is why the command was stopped (the cause of the context passed to
+	// [Process.Wait]), or nil if it ended by itself.
+	Stopped  error
+	Duration time.Duration
+	Cwd      string // where the shell ended; "" if it did not say
+	// Env is the environment for the next command: the variables exported at exit, as
+	// KEY=value, plus what the shell could not have changed; nil if it did not say.
+	Env []string
+	// Lingering reports that processes the command started are still running (for
+	// example `server &`); [Process.Close] ends them.
+	Lingering bool
+}
+
+// Run starts c and waits for it; see [Process.Wait].
+func Run(ctx context.Context, c Command) (*Process, Result, error) {
+	p, err := Start(c)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	return p, p.Wait(ctx), nil
+}
+
+// Start starts c in its own process group.
+func Start(c Command) (*Process, error) {
+	if c.Grace <= 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.Drain <= 0 {
+		c.Drain = DefaultDrain
+	}
+	if c.Name == "" {
+		c.Name = "cmd-" + randomHex(4)
+	}
+	spill := func(stream string) string {
+		if c.StateDir == "" {
+			return ""
+		}
+		return filepath.Join(c.StateDir, c.Name+"."+stream)
+	}
+	p := &Process{
+		Stdout:      NewOutput(spill("stdout"), c.OnOutput),
+		Stderr:      NewOutput(spill("stderr"), c.OnOutput),
+		grace:       c.Grace,
+		drain:       c.Drain,
+		exited:      make(chan struct{}),
+		readersDone: make(chan struct{}),
+	}
+	args, env, stateAt, err := wrap(c)
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:        c.Shell,
+		Args:        append([]string{filepath.Base(c.Shell)}, args...),
+		Dir:         c.Dir,
+		Env:         env,
+		Stdout:      outW, // files, not writers: no copying goroutines inside exec
+		Stderr:      errW,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	// Stdin stays nil: the command reads /dev/null, never Boris's own stdin.
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
+	}
+	p.cmd, p.pgid, p.start, p.env = cmd, cmd.Process.Pid, time.Now(), c.Env
+	p.statePath = stateAt(p.pgid)
+	p.pipes = []*os.File{outR, errR}
+
+	var readers sync.WaitGroup
+	readers.Go(func() { drain(p.Stdout, outR) })
+	readers.Go(func() { drain(p.Stderr, errR) })
+	go func() {
+		readers.Wait()
+		close(p.readersDone)
+	}()
+	go func() {
+		_ = cmd.Wait() // the status is read from cmd.ProcessState
+		p.exitedAt = time.Now()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// drain copies a pipe into out until EOF or until the pipe is closed.
+func drain(out *Output, r *os.File) {
+	_, _ = io.CopyBuffer(out, r, make([]byte, 32<<10))
+}
+
+// PGID returns the command's process group id.
+func (p *Process) PGID() int { return p.pgid }
+
+// Exited is closed once the shell has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Wait waits for the shell to exit, or, when ctx is done first, stops the whole group
+// ([Process.Stop]) and records context.Cause(ctx) as the reason. It returns once the
+// shell has exited and its output is read, waiting at most the drain time for pipes
+// that processes left behind keep open. Output written after Wait returns is discarded.
+func (p *Process) Wait(ctx context.Context) Result {
+	var res Result
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		select {
+		case <-p.exited: // it finished at the same moment: not stopped
+		default:
+			res.Stopped = context.Cause(ctx)
+			p.Stop()
+		}
+	}
+	<-p.exited
+	held := false
+	select {
+	case <-p.readersDone:
+	default:
+		t := time.NewTimer(p.drain)
+		select {
+		case <-p.readersDone:
+		case <-t.C:
+			held = true
+		}
+		t.Stop()
+	}
+	p.Stdout.Close()
+	p.Stderr.Close()
+
+	res.Duration = p.exitedAt.Sub(p.start)
+	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		res.ExitCode = 128 + int(ws.Signal())
+		res.Signal = signalName(ws.Signal())
+	default:
+		res.ExitCode = ws.ExitStatus()
+	}
+	if b, err := os.ReadFile(p.statePath); err == nil {
+		if cwd, env, err := parseState(b); err == nil {
+			res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
+		} else if cwd != "" {
+			res.Cwd = cwd
+		}
+	}
+	_ = os.Remove(p.statePath)
+	reap(p.pgid)
+	res.Lingering = held || groupAlive(p.pgid)
+	return res
+}
+
+// Stop ends the whole process group: SIGTERM, then SIGKILL if anything is left after the
+// grace period. It returns once the group is gone or, failing that, a moment after the
+// SIGKILL. It is safe to call more than once and from several goroutines.
+func (p *Process) Stop() {
+	p.stopOnce.Do(func() {
+		if !p.alive() {
+			return
+		}
+		_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+		if p.waitGone(p.grace) {
+			return
+		}
+		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		p.waitGone(time.Second)
+	})
+}
+
+// Close stops the group if it is still running, stops reading its output and waits for
+// the readers. After Close, nothing of the command runs, in its group, any more.
+func (p *Process) Close() {
+	p.closeOnce.Do(func() {
+		p.Stop()
+		<-p.exited
+		select {
+		case <-p.readersDone:
+		case <-time.After(p.drain):
+			// Something outside the group (setsid) holds the pipes: stop reading.
+			for _, f := range p.pipes {
+				_ = f.Close()
+			}
+			<-p.readersDone
+		}
+		p.Stdout.Close()
+		p.Stderr.Close()
+		reap(p.pgid)
+	})
+}
+
+// Done reports whether nothing of the command is left running.
+func (p *Process) Done() bool {
+	select {
+	case <-p.exited:
+	default:
+		return false
+	}
+	reap(p.pgid)
+	select {
+	case <-p.readersDone:
+	default:
+		return false
+	}
+	return !groupAlive(p.pgid)
+}
+
+// alive reports whether the shell or anything else in its group still runs. Once the
+// shell is reaped the group id could in principle be reused, so only a live member makes
+// it safe to signal.
+func (p *Process) alive() bool {
+	select {
+	case <-p.exited:
+		reap(p.pgid)
+		return groupAlive(p.pgid)
+	default:
+		return true
+	}
+}
+
+// waitGone polls until the group is gone or d passes; it reports whether it is gone.
+func (p *Process) waitGone(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if !p.alive() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// reap collects exited members of the group that were reparented to this process (see
+// [AdoptOrphans]). It must only run once the shell itself is reaped, so that it never
+// takes the shell's status from os/exec.
+func reap(pgid int) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+	}
+}
+
+// GroupAlive reports whether any process of group pgid still runs. Zombies waiting for a
+// parent that does not reap them do not count.
+func GroupAlive(pgid int) bool { return groupAlive(pgid) }
+
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+		return false
+	}
+	// Something answers: it may only be zombies. Look for a member that is not one.
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// AdoptOrphans makes this process the reaper of its orphaned descendants, so that
+// processes a command leaves behind are reparented here and reaped by [Process.Wait] and
+// [Process.Close] instead of lingering as zombies under an init that does not reap them.
+// It is a process-wide setting; calling it more than once is harmless.
+func AdoptOrphans() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+func signalName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(s))
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// wrap returns the shell's arguments and environment for c, and where the state report
+// will be for a given shell pid.
+//
+// The script must run as one unit with nothing appended (a trailing comment or heredoc
+// would swallow appended text), and report where it ended on a channel its output cannot
+// reach. Under bash, a BASH_ENV file read before the script installs an EXIT trap that
+// writes the report to a private file; the script itself is passed to -c untouched, so
+// messages, $0 and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment
+// where BASH_ENV would not be honoured) the script is passed as an argument and run with
+// eval under the same trap.
+func wrap(c Command) (args, env []string, stateAt func(pid int) string, err error) {
+	env = make([]string, 0, len(c.Env)+2)
+	for _, kv := range c.Env {
+		if !strings.HasPrefix(kv, "PWD=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "PWD="+c.Dir)
+	if c.StateDir == "" {
+		return []string{"-c", c.Script}, env, func(int) string { return "" }, nil
+	}
+	if useBashEnv(c) {
+		init := filepath.Join(c.StateDir, "bash-env")
+		if err := writeInit(init, c.StateDir); err != nil {
+			return nil, nil, nil, err
+		}
+		env = append(env, "BASH_ENV="+init)
+		return []string{"-c", c.Script}, env, func(pid int) string {
+			return filepath.Join(c.StateDir, "state."+strconv.Itoa(pid))
+		}, nil
+	}
+	state := filepath.Join(c.StateDir, "state."+randomHex(8))
+	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script, state}, env,
+		func(int) string { return state }, nil
+}
+
+// evalWrapper is one line so that eval's line numbers are the script's own.
+const evalWrapper = `__boris_c=$1 __boris_f=$2; set --; trap '{ set +euvx; { command pwd; printf "\0"; command export -p; } >| "$__boris_f"; } 2>/dev/null' EXIT; eval "$__boris_c"`
+
+func useBashEnv(c Command) bool {
+	if filepath.Base(c.Shell) != "bash" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
+		return false
+	}
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "BASH_ENV", k == "POSIXLY_CORRECT":
+			return false // bash would not read ours, or the user relies on theirs
+		case k == "SHELLOPTS" && strings.Contains(v, "posix"):
+			return false
+		}
+	}
+	return true
+}
+
+// writeInit writes the BASH_ENV file once per state directory.
+func writeInit(path, dir string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	script := "unset BASH_ENV\n" +
+		"__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\\0'; builtin export -p; } >| " +
+		shellQuote(filepath.Join(dir, "state.")) + "$$; } 2>/dev/null; }\n" +
+		"trap __boris_exit EXIT\n"
+	tmp := path + "." + randomHex(4)
+	if err := os.WriteFile(tmp, []byte(script), 0o600); err != nil {
+		return fmt.Errorf("writing shell setup: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("writing shell setup: %w", err)
+	}
+	return nil
+}

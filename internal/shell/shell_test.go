@@ -1,0 +1,200 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var shells = []string{"/bin/bash", "/bin/sh"}
+
+func command(t *testing.T, sh, script string) Command {
+	t.Helper()
+	return Command{
+		Shell:    sh,
+		Script:   script,
+		Dir:      t.TempDir(),
+		Env:      []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "KEEP=1"},
+		StateDir: t.TempDir(),
+		Grace:    200 * time.Millisecond,
+		Drain:    100 * time.Millisecond,
+	}
+}
+
+func run(t *testing.T, c Command) (*Process, Result) {
+	t.Helper()
+	p, res, err := Run(t.Context(), c)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", c.Script, err)
+	}
+	t.Cleanup(p.Close)
+	return p, res
+}
+
+func TestExitStatus(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, script string
+		bashOnly     bool
+		code         int
+		stdout       string
+		stderrHas    string
+		shStderrHas  string // dash words it differently
+	}{
+		{name: "true", script: "true", code: 0},
+		{name: "false", script: "false", code: 1},
+		{name: "exit 3", script: "exit 3", code: 3},
+		{name: "last statement wins", script: "false\ntrue\nfalse", code: 1},
+		{name: "last statement true", script: "false\necho ok", code: 0, stdout: "ok\n"},
+		{name: "subshell exit", script: "(exit 4)", code: 4},
+		{name: "exit inside if", script: "if true; then exit 5; fi\necho no", code: 5},
+		{name: "set -e", script: "set -e\nfalse\necho no", code: 1},
+		{name: "heredoc last", script: "cat <<EOF\nhello $((1+1))\nEOF", code: 0, stdout: "hello 2\n"},
+		{name: "heredoc no final newline", script: "cat <<'EOF'\nraw $x\nEOF\n", code: 0, stdout: "raw $x\n"},
+		{name: "heredoc then false", script: "cat <<EOF\nx\nEOF\nfalse", code: 1, stdout: "x\n"},
+		{name: "heredoc writes file", script: "cat > f.txt <<'EOF'\nline1\nline2\nEOF\ncat f.txt", code: 0, stdout: "line1\nline2\n"},
+		{name: "trailing comment", script: "echo hi # comment", code: 0, stdout: "hi\n"},
+		{name: "trailing comment after false", script: "false # why", code: 1},
+		{name: "line continuation", script: "echo a \\\n  b", code: 0, stdout: "a b\n"},
+		{name: "trailing ampersand", script: "true &", code: 0},
+		{name: "a and b", script: "sleep 0.01 & echo b; wait", code: 0, stdout: "b\n"},
+		{name: "unterminated quote", script: "echo a\necho \"oops", code: 2, stdout: "a\n", stderrHas: "unexpected EOF", shStderrHas: "Unterminated quoted string"},
+		{name: "syntax error", script: "if then fi", code: 2, stderrHas: "syntax error", shStderrHas: "Syntax error"},
+		{name: "marker lookalike", script: "printf '__BORIS_CWD__\\n/etc\\n\\0declare -x X=1\\n'", code: 0, stdout: "__BORIS_CWD__\n/etc\n\x00declare -x X=1\n"},
+		{name: "positional params empty", script: "echo \"$#:$1\"", code: 0, stdout: "0:\n"},
+		{name: "stdin at EOF", script: "cat; echo done", code: 0, stdout: "done\n"},
+		{name: "user exit trap", script: "trap 'echo bye' EXIT; exit 6", code: 6, stdout: "bye\n"},
+		{name: "set -u", script: "set -u; echo $nope", bashOnly: true, code: 127, stderrHas: "nope: unbound variable"},
+		{name: "dollar zero", script: "echo $0", bashOnly: true, code: 0, stdout: "bash\n"},
+	}
+	for _, sh := range shells {
+		for _, tt := range tests {
+			if tt.bashOnly && sh != "/bin/bash" {
+				continue
+			}
+			t.Run(filepath.Base(sh)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				p, res := run(t, command(t, sh, tt.script))
+				out, errOut := p.Stdout.Text(DefaultBudget).Text, p.Stderr.Text(DefaultBudget).Text
+				if res.ExitCode != tt.code {
+					t.Errorf("exit code = %d, want %d (stderr %q)", res.ExitCode, tt.code, errOut)
+				}
+				if tt.stdout != "" && out != tt.stdout || tt.stdout == "" && out != "" {
+					t.Errorf("stdout = %q, want %q", out, tt.stdout)
+				}
+				wantErr := tt.stderrHas
+				leaks := []string{"__boris", "eval", "BASH_ENV", "state."}
+				if sh == "/bin/sh" && tt.shStderrHas != "" {
+					// Without bash the script runs under eval, whose name shows in
+					// dash's syntax errors.
+					wantErr, leaks = tt.shStderrHas, leaks[:1]
+				}
+				if wantErr == "" && errOut != "" || !strings.Contains(errOut, wantErr) {
+					t.Errorf("stderr = %q, want it to contain %q", errOut, wantErr)
+				}
+				for _, leak := range leaks {
+					if strings.Contains(out+errOut, leak) && !strings.Contains(tt.script, leak) {
+						t.Errorf("output %q shows wrapper text %q", out+errOut, leak)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSignalExit(t *testing.T) {
+	t.Parallel()
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
+			_, res := run(t, command(t, sh, "kill -KILL $$"))
+			if res.Signal != "SIGKILL" || res.ExitCode != 137 {
+				t.Errorf("Signal, ExitCode = %q, %d; want SIGKILL, 137", res.Signal, res.ExitCode)
+			}
+		})
+	}
+}
+
+func TestStatePersists(t *testing.T) {
+	t.Parallel()
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
+			c := command(t, sh, "mkdir -p sub && cd sub && export FOO='a \"q\" $x' NL='l1\nl2' && unset KEEP")
+			_, res := run(t, c)
+			want := filepath.Join(c.Dir, "sub")
+			if real, _ := filepath.EvalSymlinks(want); res.Cwd != want && res.Cwd != real {
+				t.Errorf("Cwd = %q, want %q", res.Cwd, want)
+			}
+			env := res.Env
+			for _, kv := range []string{"FOO=a \"q\" $x", "NL=l1\nl2"} {
+				if !slices.Contains(env, kv) {
+					t.Errorf("env %q lacks %q", env, kv)
+				}
+			}
+			for _, kv := range env {
+				if strings.HasPrefix(kv, "KEEP=") || strings.HasPrefix(kv, "PWD=") || strings.HasPrefix(kv, "BASH_ENV=") {
+					t.Errorf("env keeps %q", kv)
+				}
+			}
+		})
+	}
+}
+
+func TestTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
+			c := command(t, sh, "echo $$; sleep 100 & trap '' TERM; sleep 100")
+			ctx, cancel := context.WithTimeoutCause(t.Context(), 300*time.Millisecond, errors.New("timed out"))
+			defer cancel()
+			start := time.Now()
+			p, res, err := Run(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if d := time.Since(start); d > 300*time.Millisecond+c.Grace+2*time.Second {
+				t.Errorf("returned after %v", d)
+			}
+			if res.Stopped == nil || res.Stopped.Error() != "timed out" {
+				t.Errorf("Stopped = %v, want timed out", res.Stopped)
+			}
+			out := p.Stdout.Text(DefaultBudget).Text
+			pgid, _ := strconv.Atoi(strings.TrimSpace(out))
+			if pgid != p.PGID() {
+				t.Fatalf("printed pid %q, want %d", out, p.PGID())
+			}
+			if GroupAlive(pgid) {
+				t.Errorf("process group %d still has live members", pgid)
+			}
+		})
+	}
+}
+
+func TestGrandchildHoldingPipe(t *testing.T) {
+	t.Parallel()
+	c := command(t, "/bin/bash", "echo start; sleep 100 &")
+	start := time.Now()
+	p, res := run(t, c)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %v", d)
+	}
+	if res.ExitCode != 0 || !res.Lingering {
+		t.Errorf("ExitCode, Lingering = %d, %v; want 0, true", res.ExitCode, res.Lingering)
+	}
+	if got := p.Stdout.Text(DefaultBudget).Text; got != "start\n" {
+		t.Errorf("stdout = %q", got)
+	}
+	p.Close()
+	if GroupAlive(p.PGID()) {
+		t.Errorf("group %d alive after Close", p.PGID())
+	}
+}

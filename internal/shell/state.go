@@ -1,0 +1,349 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The shell reports where it ended and what it exported through a private file the
+// command's output cannot reach: `pwd`, a NUL, then `export -p`. parseState reads it.
+
+// parseState splits a state report into the working directory and the exported
+// variables, as KEY=value pairs.
+func parseState(b []byte) (cwd string, env []string, err error) {
+	dir, exports, ok := bytes.Cut(b, []byte{0})
+	if !ok {
+		return "", nil, errors.New("state report is incomplete")
+	}
+	cwd = strings.TrimSuffix(string(dir), "\n")
+	if !strings.HasPrefix(cwd, "/") {
+		cwd = "" // pwd failed, e.g. the directory was removed
+	}
+	env, err = parseExports(string(exports))
+	return cwd, env, err
+}
+
+// parseExports reads the output of `export -p` from bash (declare -x NAME="value", with
+// $'...' for control characters) or a POSIX shell (export NAME='value'). Variables
+// exported without a value and arrays, which are not passed to commands, are skipped.
+func parseExports(s string) ([]string, error) {
+	p := exportParser{s: s}
+	var env []string
+	for {
+		p.skipSpace(true)
+		if p.i >= len(p.s) {
+			return env, nil
+		}
+		kv, ok, err := p.entry()
+		if err != nil {
+			return env, err
+		}
+		if ok {
+			env = append(env, kv)
+		}
+	}
+}
+
+type exportParser struct {
+	s string
+	i int
+}
+
+func (p *exportParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("export -p output at byte %d: %s", p.i, fmt.Sprintf(format, args...))
+}
+
+func (p *exportParser) skipSpace(newlines bool) {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || newlines && p.s[p.i] == '\n') {
+		p.i++
+	}
+}
+
+// entry reads one "declare -x NAME=WORD" or "export NAME=WORD" line.
+func (p *exportParser) entry() (kv string, ok bool, err error) {
+	word := p.bare()
+	array := false
+	switch word {
+	case "declare", "typeset":
+		p.skipSpace(false)
+		for p.i < len(p.s) && p.s[p.i] == '-' {
+			flags := p.bare()
+			array = array || strings.ContainsAny(flags, "aA")
+			p.skipSpace(false)
+		}
+	case "export":
+		p.skipSpace(false)
+	default:
+		return "", false, p.errorf("unexpected %q", word)
+	}
+	start := p.i
+	for p.i < len(p.s) && isNameByte(p.s[p.i], p.i == start) {
+		p.i++
+	}
+	name := p.s[start:p.i]
+	if name == "" {
+		return "", false, p.errorf("missing variable name")
+	}
+	if p.i >= len(p.s) || p.s[p.i] != '=' {
+		p.endLine()
+		return "", false, nil // exported but unset
+	}
+	p.i++
+	value, isArray, err := p.word()
+	if err != nil {
+		return "", false, err
+	}
+	p.endLine()
+	if array || isArray {
+		return "", false, nil
+	}
+	return name + "=" + value, true, nil
+}
+
+func (p *exportParser) endLine() {
+	for p.i < len(p.s) && p.s[p.i] != '\n' {
+		p.i++
+	}
+}
+
+// bare reads an unquoted run of non-space characters.
+func (p *exportParser) bare() string {
+	start := p.i
+	for p.i < len(p.s) && !strings.ContainsRune(" \t\n", rune(p.s[p.i])) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+func isNameByte(c byte, first bool) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
+}
+
+// word reads a shell word made of quoted and unquoted parts, up to unquoted white space.
+// A word in parentheses is an array value.
+func (p *exportParser) word() (string, bool, error) {
+	if p.i < len(p.s) && p.s[p.i] == '(' {
+		return "", true, p.skipArray()
+	}
+	var b strings.Builder
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			return b.String(), false, nil
+		case c == '\'':
+			end := strings.IndexByte(p.s[p.i+1:], '\'')
+			if end < 0 {
+				return "", false, p.errorf("unterminated single quote")
+			}
+			b.WriteString(p.s[p.i+1 : p.i+1+end])
+			p.i += end + 2
+		case c == '"':
+			if err := p.doubleQuoted(&b); err != nil {
+				return "", false, err
+			}
+		case c == '$' && p.i+1 < len(p.s) && p.s[p.i+1] == '\'':
+			p.i += 2
+			if err := p.ansiC(&b); err != nil {
+				return "", false, err
+			}
+		case c == '\\' && p.i+1 < len(p.s):
+			if p.s[p.i+1] != '\n' {
+				b.WriteByte(p.s[p.i+1])
+			}
+			p.i += 2
+		default:
+			b.WriteByte(c)
+			p.i++
+		}
+	}
+	return b.String(), false, nil
+}
+
+func (p *exportParser) doubleQuoted(b *strings.Builder) error {
+	p.i++
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return nil
+		case c == '\\' && p.i+1 < len(p.s) && strings.IndexByte("$`\"\\\n", p.s[p.i+1]) >= 0:
+			if p.s[p.i+1] != '\n' {
+				b.WriteByte(p.s[p.i+1])
+			}
+			p.i += 2
+		default:
+			b.WriteByte(c)
+			p.i++
+		}
+	}
+	return p.errorf("unterminated double quote")
+}
+
+// ansiC reads the body of a $'...' string, after the opening quote.
+func (p *exportParser) ansiC(b *strings.Builder) error {
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		if c == '\'' {
+			p.i++
+			return nil
+		}
+		if c != '\\' || p.i+1 >= len(p.s) {
+			b.WriteByte(c)
+			p.i++
+			continue
+		}
+		e := p.s[p.i+1]
+		p.i += 2
+		switch e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(e)
+		case 'c':
+			if p.i < len(p.s) {
+				b.WriteByte(p.s[p.i] & 0x1f)
+				p.i++
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			p.i--
+			b.WriteByte(byte(p.number(8, 3)))
+		case 'x':
+			if n, ok := p.digits(16, 2); ok {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteString(`\x`)
+			}
+		case 'u', 'U':
+			width := 4
+			if e == 'U' {
+				width = 8
+			}
+			if n, ok := p.digits(16, width); ok && n <= utf8.MaxRune {
+				b.WriteRune(rune(n))
+			} else if !ok {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			}
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	return p.errorf("unterminated $' quote")
+}
+
+func (p *exportParser) number(base, width int) uint64 {
+	n, _ := p.digits(base, width)
+	return n
+}
+
+// digits reads up to width digits in base; ok is false if there were none.
+func (p *exportParser) digits(base, width int) (uint64, bool) {
+	start := p.i
+	for p.i < len(p.s) && p.i-start < width && isDigit(p.s[p.i], base) {
+		p.i++
+	}
+	if p.i == start {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(p.s[start:p.i], base, 64)
+	return n, err == nil
+}
+
+func isDigit(c byte, base int) bool {
+	switch base {
+	case 8:
+		return c >= '0' && c <= '7'
+	default:
+		return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+	}
+}
+
+// skipArray passes over a parenthesised array value, minding quotes.
+func (p *exportParser) skipArray() error {
+	depth := 0
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch c {
+		case '(':
+			depth++
+			p.i++
+		case ')':
+			depth--
+			p.i++
+			if depth == 0 {
+				return nil
+			}
+		case '"':
+			var b strings.Builder
+			if err := p.doubleQuoted(&b); err != nil {
+				return err
+			}
+		case '\'':
+			end := strings.IndexByte(p.s[p.i+1:], '\'')
+			if end < 0 {
+				return p.errorf("unterminated single quote")
+			}
+			p.i += end + 2
+		case '\\':
+			p.i += 2
+		default:
+			p.i++
+		}
+	}
+	return p.errorf("unterminated array")
+}
+
+// sessionEnv is the environment to keep after a command exported exported: the shell's
+// own bookkeeping variables are dropped, and entries of prev that a shell cannot hold as
+// variables (exported functions, names with odd characters) are carried over unchanged.
+func sessionEnv(prev, exported []string) []string {
+	out := make([]string, 0, len(exported)+4)
+	for _, kv := range exported {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PWD", "SHLVL", "_":
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, kv := range prev {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "SHLVL" || !isName(k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i], i == 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,245 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/shell"
+)
+
+// maxTimeout is the largest bash timeout a call may ask for (seed D2).
+const maxTimeout = 600_000 * time.Millisecond
+
+// progressInterval spaces progress notifications: at most ten a second (seed D8).
+const progressInterval = 100 * time.Millisecond
+
+// BashArgs are the bash tool's parameters.
+type BashArgs struct {
+	Command         string `json:"command" jsonschema:"The shell command or script to run. Multi-line scripts, heredocs, pipes, && and & all work; the exit status is that of the last statement."`
+	Timeout         int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (default: the server's --timeout; maximum 600000). On timeout the command's whole process group is stopped and the output so far is returned."`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Start the command as a background task and return its task_id at once; read its output with task_output and stop it with task_kill."`
+	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional; not used)."`
+}
+
+// BashResult is the structured form of a bash result.
+type BashResult struct {
+	ExitCode        *int     `json:"exit_code,omitempty" jsonschema:"Exit status as $? shows it; 128+n when killed by signal n. Absent for a background start."`
+	Signal          string   `json:"signal,omitempty" jsonschema:"The signal that killed the shell, such as SIGTERM."`
+	TimedOut        bool     `json:"timed_out,omitempty" jsonschema:"The command ran past its timeout and was stopped."`
+	Stopped         string   `json:"stopped,omitempty" jsonschema:"Why Boris stopped the command, if it did."`
+	DurationMS      int64    `json:"duration_ms,omitempty" jsonschema:"How long the command ran, in milliseconds."`
+	Cwd             string   `json:"cwd,omitempty" jsonschema:"The session's working directory after the command."`
+	Stdout          string   `json:"stdout,omitempty" jsonschema:"Standard output, within the budget."`
+	Stderr          string   `json:"stderr,omitempty" jsonschema:"Standard error, within the budget."`
+	StdoutTruncated bool     `json:"stdout_truncated,omitempty" jsonschema:"Standard output was longer than the budget; only its head and tail are shown."`
+	StderrTruncated bool     `json:"stderr_truncated,omitempty" jsonschema:"Standard error was longer than the budget; only its head and tail are shown."`
+	StdoutFile      string   `json:"stdout_file,omitempty" jsonschema:"File holding the full standard output when it was truncated."`
+	StderrFile      string   `json:"stderr_file,omitempty" jsonschema:"File holding the full standard error when it was truncated."`
+	TaskID          string   `json:"task_id,omitempty" jsonschema:"The background task started, with run_in_background."`
+	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
+}
+
+const bashDescription = `Run a shell command or script with ` + "`/bin/bash`" + ` (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
+
+Each call runs a fresh shell with stdin at EOF, in its own process group. The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and options do not persist.
+
+timeout is in milliseconds (default from the server's --timeout, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
+
+Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out; the full output is saved in a file named in the marker, readable with view (view_range) or with bash (sed -n 'A,Bp' FILE).
+
+For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once; poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & are ended when the session closes.
+
+Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
+
+func addBash(s *mcp.Server, h *handlers) {
+	// Commands' orphans come back to Boris to be reaped rather than linger as zombies.
+	if err := shell.AdoptOrphans(); err != nil && h.Logger != nil {
+		h.Logger.Debug("cannot reap orphaned processes", "err", err)
+	}
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "bash",
+		Description: bashDescription,
+		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, coded(h.bash))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Why a foreground command was stopped.
+var (
+	errTimedOut      = errors.New("timed out")
+	errSessionClosed = errors.New("session closed")
+)
+
+func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashArgs) (*mcp.CallToolResult, *BashResult, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, nil, errorf(CodeInvalidArgument, "command is empty: pass the shell command to run")
+	}
+	if in.Timeout < 0 {
+		return nil, nil, errorf(CodeInvalidArgument, "timeout %d is negative: give milliseconds, at most %d", in.Timeout, maxTimeout.Milliseconds())
+	}
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &BashResult{}
+	c, err := h.command(sess, in.Command, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.RunInBackground {
+		return h.startTask(sess, c, out)
+	}
+
+	timeout := h.Config.Timeout
+	if in.Timeout > 0 {
+		timeout = time.Duration(in.Timeout) * time.Millisecond
+	}
+	if timeout > maxTimeout {
+		out.Notes = append(out.Notes, fmt.Sprintf("timeout %d ms is above the maximum; used %d ms", in.Timeout, maxTimeout.Milliseconds()))
+		timeout = maxTimeout
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(sess.Context(), func() { cancel(errSessionClosed) })
+	defer stop()
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	defer cancelTimeout()
+
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		stopProgress := h.progress(ctx, req, tok, &c)
+		defer stopProgress()
+	}
+	p, res, err := shell.Run(ctx, c)
+	if err != nil {
+		return nil, nil, withCode(CodeFailed, err)
+	}
+	if res.Cwd != "" {
+		sess.SetCwd(res.Cwd)
+	}
+	if res.Env != nil {
+		sess.SetEnv(res.Env)
+	}
+	if res.Lingering {
+		sess.Tasks.Adopt(p)
+		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")
+	} else {
+		p.Close()
+	}
+	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &res.ExitCode, res.Signal, res.Duration.Milliseconds(), sess.Cwd()
+	switch {
+	case errors.Is(res.Stopped, errTimedOut):
+		out.TimedOut = true
+		out.Stopped = fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
+	case errors.Is(res.Stopped, errSessionClosed):
+		out.Stopped = "the session closed"
+	case res.Stopped != nil:
+		out.Stopped = "the call was cancelled"
+	}
+	stdout, stderr := p.Stdout.Text(shell.DefaultBudget), p.Stderr.Text(shell.DefaultBudget)
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
+	return text(formatBash(out)), out, nil
+}
+
+// command prepares c to run in the session's working directory, falling back to the
+// server's workdir when that directory is gone.
+func (h *handlers) command(sess *session.Session, script string, out *BashResult) (shell.Command, error) {
+	dir := sess.Cwd()
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		out.Notes = append(out.Notes, fmt.Sprintf("the working directory %s no longer exists; ran in %s instead", dir, h.Config.Workdir))
+		dir = h.Config.Workdir
+		sess.SetCwd(dir)
+	}
+	spill, err := sess.SpillDir()
+	if err != nil {
+		return shell.Command{}, err
+	}
+	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill}, nil
+}
+
+func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
+	t, err := sess.Tasks.Start(c)
+	if err != nil {
+		return nil, nil, taskError(err, sess)
+	}
+	out.TaskID, out.Cwd = t.ID, c.Dir
+	var b strings.Builder
+	for _, n := range out.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "task_id: %s\nstarted in the background in %s. Read its output with task_output (task_id %q, wait_ms to wait for more); stop it with task_kill.\n", t.ID, c.Dir, t.ID)
+	return text(b.String()), out, nil
+}
+
+// progress streams c's output lines to the client as progress notifications, coalesced
+// to at most one per progressInterval. The returned function stops it.
+func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any, c *shell.Command) func() {
+	lines := shell.NewLines(64 << 10)
+	c.OnOutput = lines.Write
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	sent := 0
+	send := func() {
+		if msg, ok := lines.Take(); ok {
+			sent++
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: msg})
+		}
+	}
+	wg.Go(func() {
+		tick := time.NewTicker(progressInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				send()
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// formatBash writes the flat result text: exit_code, notes, then the stdout and stderr
+// blocks that are not empty.
+func formatBash(r *BashResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "exit_code: %d\n", *r.ExitCode)
+	if r.Signal != "" {
+		fmt.Fprintf(&b, "signal: %s\n", r.Signal)
+	}
+	if r.Stopped != "" {
+		what := "stopped"
+		if r.TimedOut {
+			what = "TIMED OUT"
+		}
+		fmt.Fprintf(&b, "%s: %s; the command's process group was terminated. Output captured until then is below.\n", what, r.Stopped)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	block := func(name, s string) {
+		if s == "" {
+			return
+		}
+		fmt.Fprintf(&b, "%s:\n%s", name, s)
+		if !strings.HasSuffix(s, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	block("stdout", r.Stdout)
+	block("stderr", r.Stderr)
+	return b.String()
+}

@@ -1,0 +1,374 @@
+package tools_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/shell"
+)
+
+type bashOut struct {
+	ExitCode        *int     `json:"exit_code"`
+	Signal          string   `json:"signal"`
+	TimedOut        bool     `json:"timed_out"`
+	Stopped         string   `json:"stopped"`
+	Cwd             string   `json:"cwd"`
+	Stdout          string   `json:"stdout"`
+	Stderr          string   `json:"stderr"`
+	StdoutTruncated bool     `json:"stdout_truncated"`
+	StdoutFile      string   `json:"stdout_file"`
+	TaskID          string   `json:"task_id"`
+	Notes           []string `json:"notes"`
+}
+
+func bash(t *testing.T, cs *mcp.ClientSession, args map[string]any) (*mcp.CallToolResult, bashOut) {
+	t.Helper()
+	res := call(t, cs, "bash", args)
+	var out bashOut
+	if !res.IsError {
+		structured(t, res, &out)
+	}
+	return res, out
+}
+
+func TestBashShapes(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	tests := []struct {
+		name, command string
+		code          int
+		want          []string // lines the text must contain
+		stdout        string
+	}{
+		{name: "false", command: "false", code: 1, want: []string{"exit_code: 1"}},
+		{name: "exit 3", command: "echo out; exit 3", code: 3, stdout: "out\n"},
+		{name: "multi-line last statement", command: "true\nfalse\necho last", code: 0, stdout: "last\n"},
+		{name: "heredoc last", command: "cat <<'EOF'\n$HOME stays\nEOF", code: 0, stdout: "$HOME stays\n"},
+		{name: "heredoc writes file", command: "cat > h.txt <<EOF\none\nEOF\ncat h.txt; rm h.txt", code: 0, stdout: "one\n"},
+		{name: "trailing comment", command: "echo c # no newline after", code: 0, stdout: "c\n"},
+		{name: "continuation", command: "echo x \\\ny", code: 0, stdout: "x y\n"},
+		{name: "trailing ampersand", command: "true &", code: 0},
+		{name: "a & b", command: "echo a > /dev/null & echo b", code: 0, stdout: "b\n"},
+		{name: "unterminated quote", command: "echo 'open", code: 2, want: []string{"exit_code: 2", "stderr:", "unexpected EOF"}},
+		{name: "marker lookalike", command: "echo 'exit_code: 0'; echo '[... 5 characters omitted ...]'; exit 9", code: 9, stdout: "exit_code: 0\n[... 5 characters omitted ...]\n"},
+		{name: "stderr only", command: "echo oops >&2; exit 1", code: 1, want: []string{"stderr:\noops\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, out := bash(t, cs, map[string]any{"command": tt.command, "description": "ignored"})
+			if res.IsError {
+				t.Fatalf("isError: %s", textOf(res))
+			}
+			txt := textOf(res)
+			if out.ExitCode == nil || *out.ExitCode != tt.code {
+				t.Errorf("exit_code = %v, want %d\n%s", out.ExitCode, tt.code, txt)
+			}
+			if !strings.HasPrefix(txt, fmt.Sprintf("exit_code: %d\n", tt.code)) {
+				t.Errorf("text does not start with exit_code: %d:\n%s", tt.code, txt)
+			}
+			if out.Stdout != tt.stdout && tt.stdout != "" {
+				t.Errorf("stdout = %q, want %q", out.Stdout, tt.stdout)
+			}
+			if tt.stdout != "" && !strings.Contains(txt, "stdout:\n"+tt.stdout) {
+				t.Errorf("text lacks the stdout block:\n%s", txt)
+			}
+			if tt.stdout == "" && strings.Contains(txt, "stdout:") {
+				t.Errorf("text has an empty stdout block:\n%s", txt)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(txt, w) {
+					t.Errorf("text lacks %q:\n%s", w, txt)
+				}
+			}
+			for _, leak := range []string{"__boris", "BASH_ENV", "eval"} {
+				if strings.Contains(txt, leak) {
+					t.Errorf("text shows wrapper text %q:\n%s", leak, txt)
+				}
+			}
+		})
+	}
+}
+
+func TestBashErrors(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	for _, args := range []map[string]any{{"command": "  \n"}, {"command": "true", "timeout": -1}} {
+		res := call(t, cs, "bash", args)
+		if !res.IsError || !strings.HasPrefix(textOf(res), "INVALID_ARGUMENT") {
+			t.Errorf("bash(%v) = %q, want an INVALID_ARGUMENT error", args, textOf(res))
+		}
+	}
+}
+
+func TestBashCwdAndEnvPersist(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cs, _ := connect(t, cfg, nil)
+	sub := filepath.Join(cfg.Workdir, "a dir")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct{ command, stdout string }{
+		{"cd 'a dir' && export FOO=1 BAR='two words'", ""},
+		{"pwd; echo $FOO $BAR", sub + "\n1 two words\n"},
+		{"cd /tmp", ""},
+		{"pwd", "/tmp\n"},
+		{"cd " + shellQuote(sub) + "; unset FOO", ""},
+		{"echo ${FOO-unset}", "unset\n"},
+	}
+	for _, s := range steps {
+		res, out := bash(t, cs, map[string]any{"command": s.command})
+		if *out.ExitCode != 0 || (s.stdout != "" && out.Stdout != s.stdout) {
+			t.Fatalf("bash(%q) = %s, want stdout %q", s.command, textOf(res), s.stdout)
+		}
+	}
+	// A working directory removed behind the session's back falls back to the workdir.
+	if _, out := bash(t, cs, map[string]any{"command": "rm -rf " + shellQuote(sub)}); *out.ExitCode != 0 {
+		t.Fatalf("rm failed: %+v", out)
+	}
+	res, out := bash(t, cs, map[string]any{"command": "pwd"})
+	if out.Stdout != cfg.Workdir+"\n" || !strings.Contains(textOf(res), "no longer exists") {
+		t.Errorf("after removing the cwd: %s", textOf(res))
+	}
+}
+
+func TestBashTokenNeverReachesCommands(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Token = "s3cret-token-value"
+	t.Setenv("BORIS_TOKEN", cfg.Token)
+	cs, _ := connect(t, cfg, nil)
+	_, out := bash(t, cs, map[string]any{"command": "env"})
+	if strings.Contains(out.Stdout, cfg.Token) || strings.Contains(out.Stdout, "BORIS_TOKEN") {
+		t.Errorf("the token reached the command's environment")
+	}
+}
+
+func TestBashTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	start := time.Now()
+	res, out := bash(t, cs, map[string]any{"command": "echo $$; sleep 100 & sleep 100", "timeout": 300})
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("returned after %v", d)
+	}
+	txt := textOf(res)
+	if !out.TimedOut || !strings.Contains(txt, "TIMED OUT") || !strings.Contains(txt, "stdout:\n") {
+		t.Errorf("result does not say it timed out with the output so far:\n%s", txt)
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
+	if err != nil {
+		t.Fatalf("stdout %q: %v", out.Stdout, err)
+	}
+	if shell.GroupAlive(pgid) {
+		t.Errorf("process group %d survived the timeout", pgid)
+	}
+}
+
+func TestBashTimeoutClamped(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	res, out := bash(t, cs, map[string]any{"command": "true", "timeout": 900000})
+	if len(out.Notes) == 0 || !strings.Contains(textOf(res), "600000") {
+		t.Errorf("clamped timeout not reported:\n%s", textOf(res))
+	}
+}
+
+func TestBashGrandchildDoesNotHoldCall(t *testing.T) {
+	t.Parallel()
+	cs, srv := connect(t, testConfig(t), nil)
+	start := time.Now()
+	res, out := bash(t, cs, map[string]any{"command": "echo $$; sleep 100 &"})
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %v", d)
+	}
+	if *out.ExitCode != 0 {
+		t.Fatalf("%s", textOf(res))
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(out.Stdout))
+	if !shell.GroupAlive(pgid) {
+		t.Fatalf("the background sleep is already gone")
+	}
+	srv.Close() // shutdown ends what the session left running
+	if shell.GroupAlive(pgid) {
+		t.Errorf("process group %d survived server shutdown", pgid)
+	}
+}
+
+func TestBashCancel(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cs, _ := connect(t, cfg, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid.tmp; mv pid.tmp pid; sleep 100"}})
+		if err == nil {
+			t.Errorf("cancelled call returned no error")
+		}
+	})
+	pid := waitForPID(t, filepath.Join(cfg.Workdir, "pid"))
+	cancel()
+	wg.Wait()
+	waitGone(t, pid)
+}
+
+// waitForPID polls for the file a command writes its pid to.
+func waitForPID(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("pid file %q: %v", b, err)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("command did not write %s", path)
+	return 0
+}
+
+// waitGone waits for process group pgid to end; signals are asynchronous, so a group
+// may take a moment to go after the call that stopped it returns.
+func waitGone(t *testing.T, pgid int) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); shell.GroupAlive(pgid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d is still alive", pgid)
+		}
+	}
+}
+
+func TestBashTruncationAndRetrieval(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	res, out := bash(t, cs, map[string]any{"command": "seq 1 100000; echo ERROR at the end >&2"})
+	txt := textOf(res)
+	if !out.StdoutTruncated || out.StdoutFile == "" {
+		t.Fatalf("not truncated: %+v", out)
+	}
+	if !strings.HasPrefix(out.Stdout, "1\n2\n3\n") || !strings.HasSuffix(out.Stdout, "99999\n100000\n") {
+		t.Errorf("stdout lacks its head or tail")
+	}
+	if n := utf8.RuneCountInString(out.Stdout); n > shell.DefaultBudget {
+		t.Errorf("stdout has %d characters, over the budget", n)
+	}
+	if !strings.Contains(txt, "ERROR at the end") {
+		t.Errorf("stderr lost")
+	}
+	m := regexp.MustCompile(`lines (\d+)-(\d+) of (\S+)\. Read them with view .* or bash: sed -n '(\d+),(\d+)p' (\S+) \.\.\.\]`).FindStringSubmatch(out.Stdout)
+	if m == nil {
+		t.Fatalf("no retrieval marker in stdout:\n%s", out.Stdout[len(out.Stdout)/2-300:len(out.Stdout)/2+300])
+	}
+	first, _ := strconv.Atoi(m[1])
+	last, _ := strconv.Atoi(m[2])
+	// The follow-up the marker names fetches exactly the omitted lines.
+	_, got := bash(t, cs, map[string]any{"command": fmt.Sprintf("sed -n '%d,%dp' %s | head -1; sed -n '%d,%dp' %s | tail -1", first, last, m[6], first, last, m[6])})
+	if got.Stdout != fmt.Sprintf("%d\n%d\n", first, last) {
+		t.Errorf("follow-up printed %q, want lines %d and %d", got.Stdout, first, last)
+	}
+	head := out.Stdout[:strings.Index(out.Stdout, "\n[...")]
+	if !strings.HasSuffix(head, fmt.Sprintf("\n%d\n", first-1)) {
+		t.Errorf("head does not end at line %d: %q", first-1, head[len(head)-20:])
+	}
+}
+
+func TestBashUTF8AndLongLines(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	tests := []struct{ name, command string }{
+		{"multibyte flood", "for i in $(seq 1 20000); do printf 'é漢🙂'; done"},
+		{"1 MB line", "head -c 1048576 /dev/zero | tr '\\0' x; echo"},
+		{"64 KiB line then more", "head -c 70000 /dev/zero | tr '\\0' y; echo; echo tail"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, out := bash(t, cs, map[string]any{"command": tt.command})
+			if *out.ExitCode != 0 {
+				t.Fatalf("%s", textOf(res))
+			}
+			if !utf8.ValidString(out.Stdout) || strings.ContainsRune(out.Stdout, utf8.RuneError) {
+				t.Errorf("stdout is not clean UTF-8")
+			}
+			if n := utf8.RuneCountInString(out.Stdout); n > shell.DefaultBudget {
+				t.Errorf("stdout has %d characters, over the budget", n)
+			}
+			if !out.StdoutTruncated {
+				t.Errorf("not truncated")
+			}
+		})
+	}
+}
+
+func TestBashProgress(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var msgs []string
+	cs, _ := connect(t, testConfig(t), &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			msgs = append(msgs, req.Params.Message)
+			mu.Unlock()
+		},
+	})
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "for i in $(seq 1 2000); do echo line $i; done; sleep 0.35; echo late"}}
+	params.SetProgressToken("tok")
+	start := time.Now()
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	if !strings.Contains(textOf(res), "line 2000\n") {
+		t.Errorf("final result incomplete")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(msgs) == 0 {
+		t.Fatal("no progress notifications")
+	}
+	if max := int(elapsed/(100*time.Millisecond)) + 2; len(msgs) > max {
+		t.Errorf("%d notifications in %v, want at most %d", len(msgs), elapsed, max)
+	}
+	all := strings.Join(msgs, "")
+	if !strings.Contains(all, "line 1\n") || !strings.Contains(all, "line 2000\n") {
+		t.Errorf("notifications do not carry the lines: %q", all[:min(len(all), 200)])
+	}
+	if len(msgs) >= 2000/10 {
+		t.Errorf("%d notifications: not coalesced", len(msgs))
+	}
+}
+
+func TestBashSessionCloseKills(t *testing.T) {
+	t.Parallel()
+	cs, srv := connect(t, testConfig(t), nil)
+	res := call(t, cs, "bash", map[string]any{"command": "echo $$; sleep 100", "run_in_background": true})
+	var out bashOut
+	structured(t, res, &out)
+	if out.TaskID == "" {
+		t.Fatalf("no task_id: %s", textOf(res))
+	}
+	to := call(t, cs, "task_output", map[string]any{"task_id": out.TaskID, "wait_ms": 5000})
+	pgid, err := strconv.Atoi(regexp.MustCompile(`stdout:\n(\d+)`).FindStringSubmatch(textOf(to))[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cs.Close()
+	srv.Close()
+	if shell.GroupAlive(pgid) {
+		t.Errorf("task group %d survived the session", pgid)
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,204 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/tasks"
+)
+
+// maxWait bounds how long task_output may block.
+const maxWait = 600_000 * time.Millisecond
+
+// TaskOutputArgs are task_output's parameters.
+type TaskOutputArgs struct {
+	TaskID string `json:"task_id" jsonschema:"The task_id returned by bash with run_in_background."`
+	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"If there is no new output yet, wait up to this many milliseconds for some, or for the task to end (default 0: return at once; at most 600000)."`
+}
+
+// TaskIDArgs name one task.
+type TaskIDArgs struct {
+	TaskID string `json:"task_id" jsonschema:"The task_id returned by bash with run_in_background."`
+}
+
+// TaskListArgs are task_list's parameters: none.
+type TaskListArgs struct{}
+
+// TaskResult is the structured form of task_output and task_kill.
+type TaskResult struct {
+	TaskID          string `json:"task_id,omitempty" jsonschema:"The task."`
+	Status          string `json:"status,omitempty" jsonschema:"running, exited N, or killed by SIGNAL with the reason."`
+	Running         bool   `json:"running,omitempty" jsonschema:"The task is still running."`
+	ExitCode        *int   `json:"exit_code,omitempty" jsonschema:"Exit status once the task has ended; 128+n when killed by signal n."`
+	Signal          string `json:"signal,omitempty" jsonschema:"The signal that killed the task, if any."`
+	DurationMS      int64  `json:"duration_ms,omitempty" jsonschema:"How long the task has run, in milliseconds."`
+	Stdout          string `json:"stdout,omitempty" jsonschema:"Standard output written since the previous read, within the budget."`
+	Stderr          string `json:"stderr,omitempty" jsonschema:"Standard error written since the previous read, within the budget."`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty" jsonschema:"The new standard output was longer than the budget."`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty" jsonschema:"The new standard error was longer than the budget."`
+	StdoutFile      string `json:"stdout_file,omitempty" jsonschema:"File holding the task's full standard output, when truncated."`
+	StderrFile      string `json:"stderr_file,omitempty" jsonschema:"File holding the task's full standard error, when truncated."`
+}
+
+// TaskListResult is task_list's structured result.
+type TaskListResult struct {
+	Tasks []TaskInfo `json:"tasks" jsonschema:"The session's background tasks, oldest first."`
+}
+
+// TaskInfo describes one task in task_list.
+type TaskInfo struct {
+	TaskID     string `json:"task_id"`
+	Command    string `json:"command"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+func addTaskOutput(s *mcp.Server, h *handlers) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "task_output",
+		Description: `Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
+
+Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop. Each stream's new output has a budget of 30000 characters; past it the head and tail are shown with a marker naming the file that holds the full output. Finished tasks are kept for a while after they end, then forgotten.`,
+		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
+	}, coded(h.taskOutput))
+}
+
+func addTaskKill(s *mcp.Server, h *handlers) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "task_kill",
+		Description: `Stop a background task started by bash with run_in_background: its whole process group gets SIGTERM, then SIGKILL after a grace period. Returns its final status and any output not yet read. Killing a task that already ended is not an error.`,
+		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: ptr(true)},
+	}, coded(h.taskKill))
+}
+
+func addTaskList(s *mcp.Server, h *handlers) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "task_list",
+		Description: `List this session's background tasks with their command, status and running time. Tasks end when the session closes.`,
+		Annotations: &mcp.ToolAnnotations{Title: "List background tasks", ReadOnlyHint: true},
+	}, coded(h.taskList))
+}
+
+func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in TaskOutputArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	if in.WaitMS < 0 {
+		return nil, nil, errorf(CodeInvalidArgument, "wait_ms %d is negative: give milliseconds, at most %d", in.WaitMS, maxWait.Milliseconds())
+	}
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
+	snap, err := sess.Tasks.Output(ctx, in.TaskID, wait, shell.DefaultBudget)
+	if err != nil {
+		return nil, nil, taskError(err, sess)
+	}
+	out := taskResult(snap)
+	return text(formatTask(out)), out, nil
+}
+
+func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
+		return nil, nil, taskError(err, sess)
+	}
+	snap, err := sess.Tasks.Output(ctx, in.TaskID, 0, shell.DefaultBudget)
+	if err != nil {
+		return nil, nil, taskError(err, sess)
+	}
+	out := taskResult(snap)
+	return text(formatTask(out)), out, nil
+}
+
+func (h *handlers) taskList(_ context.Context, req *mcp.CallToolRequest, _ TaskListArgs) (*mcp.CallToolResult, *TaskListResult, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &TaskListResult{Tasks: []TaskInfo{}}
+	var b strings.Builder
+	for _, t := range sess.Tasks.List() {
+		info := TaskInfo{TaskID: t.ID, Command: t.Command, Status: t.Status(), DurationMS: taskDuration(t).Milliseconds()}
+		out.Tasks = append(out.Tasks, info)
+		fmt.Fprintf(&b, "%s  %s  %s  %s\n", info.TaskID, info.Status, time.Duration(info.DurationMS)*time.Millisecond, oneLine(info.Command))
+	}
+	if len(out.Tasks) == 0 {
+		b.WriteString("no background tasks in this session\n")
+	}
+	return text(b.String()), out, nil
+}
+
+func taskDuration(t *tasks.Task) time.Duration {
+	if res, ok := t.Result(); ok {
+		return res.Duration
+	}
+	return time.Since(t.Started)
+}
+
+func taskResult(snap tasks.Snapshot) *TaskResult {
+	t := snap.Task
+	out := &TaskResult{TaskID: t.ID, Status: snap.Status, Running: snap.Running, DurationMS: taskDuration(t).Milliseconds()}
+	if res, ok := t.Result(); ok && !snap.Running {
+		out.ExitCode, out.Signal = &res.ExitCode, res.Signal
+	}
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = snap.Stdout.Text, snap.Stdout.Truncated, snap.Stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = snap.Stderr.Text, snap.Stderr.Truncated, snap.Stderr.SpillPath
+	return out
+}
+
+func formatTask(r *TaskResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "task_id: %s\nstatus: %s\n", r.TaskID, r.Status)
+	if r.ExitCode != nil {
+		fmt.Fprintf(&b, "exit_code: %d\n", *r.ExitCode)
+	}
+	if r.Stdout == "" && r.Stderr == "" {
+		b.WriteString("(no new output)\n")
+	}
+	for _, blk := range []struct{ name, s string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
+		if blk.s == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n%s", blk.name, blk.s)
+		if !strings.HasSuffix(blk.s, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// taskError turns a tasks error into one that tells the model what to do next.
+func taskError(err error, sess *session.Session) error {
+	switch {
+	case errors.Is(err, tasks.ErrUnknown):
+		var ids []string
+		for _, t := range sess.Tasks.List() {
+			ids = append(ids, t.ID)
+		}
+		known := "this session has no tasks"
+		if len(ids) > 0 {
+			known = "this session's tasks: " + strings.Join(ids, ", ")
+		}
+		return errorf(CodeNotFound, "%v; %s (task_list shows them)", err, known)
+	case errors.Is(err, tasks.ErrLimit):
+		return errorf(CodeLimit, "%v; stop one with task_kill or wait for one to end (task_list shows them)", err)
+	}
+	return err
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:77]) + "..."
+	}
+	return s
+}

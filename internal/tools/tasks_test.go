@@ -1,0 +1,141 @@
+package tools_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type taskOut struct {
+	TaskID   string `json:"task_id"`
+	Status   string `json:"status"`
+	Running  bool   `json:"running"`
+	ExitCode *int   `json:"exit_code"`
+	Signal   string `json:"signal"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+}
+
+func startTask(t *testing.T, cs *mcp.ClientSession, command string) string {
+	t.Helper()
+	res, out := bash(t, cs, map[string]any{"command": command, "run_in_background": true})
+	if res.IsError || out.TaskID == "" || !strings.Contains(textOf(res), "task_id: "+out.TaskID) {
+		t.Fatalf("starting %q: %s", command, textOf(res))
+	}
+	return out.TaskID
+}
+
+func taskOutput(t *testing.T, cs *mcp.ClientSession, id string, waitMS int) (*mcp.CallToolResult, taskOut) {
+	t.Helper()
+	res := call(t, cs, "task_output", map[string]any{"task_id": id, "wait_ms": waitMS})
+	var out taskOut
+	if !res.IsError {
+		structured(t, res, &out)
+	}
+	return res, out
+}
+
+func TestTaskOutputSinceLastRead(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cs, _ := connect(t, cfg, nil)
+	// The task waits for files the test creates, so each read sees a known step.
+	id := startTask(t, cs, "echo one; while [ ! -e go2 ]; do sleep 0.01; done; echo two; echo err >&2; while [ ! -e go3 ]; do sleep 0.01; done; exit 4")
+	_, o1 := taskOutput(t, cs, id, 5000)
+	if o1.Stdout != "one\n" || !o1.Running || o1.Status != "running" {
+		t.Fatalf("first read = %+v", o1)
+	}
+	_, o2 := taskOutput(t, cs, id, 0)
+	if o2.Stdout != "" || !o2.Running {
+		t.Errorf("second read repeats output: %+v", o2)
+	}
+	touch(t, cfg.Workdir, "go2")
+	_, o3 := taskOutput(t, cs, id, 5000)
+	for o3.Stdout == "" || o3.Stderr == "" { // stdout and stderr may arrive in two reads
+		_, more := taskOutput(t, cs, id, 5000)
+		o3.Stdout += more.Stdout
+		o3.Stderr += more.Stderr
+	}
+	if o3.Stdout != "two\n" || o3.Stderr != "err\n" {
+		t.Errorf("third read = %+v", o3)
+	}
+	touch(t, cfg.Workdir, "go3")
+	var last taskOut
+	for last.Running || last.Status == "" {
+		_, last = taskOutput(t, cs, id, 5000)
+	}
+	if last.ExitCode == nil || *last.ExitCode != 4 || last.Status != "exited 4" {
+		t.Errorf("final read = %+v", last)
+	}
+	res := call(t, cs, "task_list", map[string]any{})
+	if !strings.Contains(textOf(res), id+"  exited 4") {
+		t.Errorf("task_list = %s", textOf(res))
+	}
+}
+
+func TestTaskKillAndUnknown(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	id := startTask(t, cs, "echo $$; sleep 100")
+	_, o := taskOutput(t, cs, id, 5000)
+	pgid := o.Stdout
+	res := call(t, cs, "task_kill", map[string]any{"task_id": id})
+	var k taskOut
+	structured(t, res, &k)
+	if k.Running || k.Signal != "SIGTERM" || !strings.Contains(k.Status, "killed by SIGTERM (killed on request)") {
+		t.Errorf("task_kill = %s", textOf(res))
+	}
+	if k.Stdout != "" {
+		t.Errorf("task_kill repeats output already read: %q", k.Stdout)
+	}
+	_ = pgid
+	for _, tool := range []string{"task_output", "task_kill"} {
+		res := call(t, cs, tool, map[string]any{"task_id": "task-999"})
+		if !res.IsError || !strings.HasPrefix(textOf(res), "NOT_FOUND") || !strings.Contains(textOf(res), id) {
+			t.Errorf("%s(unknown) = %s", tool, textOf(res))
+		}
+	}
+}
+
+func TestTaskLimit(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxBackgroundTasks = 2
+	cs, _ := connect(t, cfg, nil)
+	startTask(t, cs, "sleep 100")
+	second := startTask(t, cs, "sleep 100")
+	res := call(t, cs, "bash", map[string]any{"command": "sleep 100", "run_in_background": true})
+	if !res.IsError || !strings.HasPrefix(textOf(res), "LIMIT_REACHED") || !strings.Contains(textOf(res), "task_kill") {
+		t.Fatalf("third task: %s", textOf(res))
+	}
+	call(t, cs, "task_kill", map[string]any{"task_id": second})
+	startTask(t, cs, "true")
+}
+
+func TestTaskTruncatedOutput(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	id := startTask(t, cs, "seq 1 200000")
+	var out taskOut
+	for out.Running || out.Status == "" {
+		_, out = taskOutput(t, cs, id, 5000)
+	}
+	// Whatever the reads saw, each is within budget and the last ends with the last line.
+	if !strings.HasSuffix(out.Stdout, "200000\n") {
+		t.Errorf("final read lacks the tail: %q", out.Stdout[max(0, len(out.Stdout)-50):])
+	}
+	if m := regexp.MustCompile(`characters omitted`).FindString(out.Stdout); m == "" && len(out.Stdout) > 30000 {
+		t.Errorf("read over budget without a marker")
+	}
+}
+
+func touch(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
