@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -163,25 +164,39 @@ func TestStdioRoundTrip(t *testing.T) {
 func TestStdioKeepsStdoutForProtocol(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(binary, "--transport", "stdio", "--log-level", "debug", "--workdir", t.TempDir())
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("boris --transport stdio: %v (%s)", err, stderr.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(&stdout)
-	lines := 0
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() {
+		t.Fatalf("no response on stdout (stderr: %s)", stderr.String())
+	}
+	first := sc.Text()
+	stdin.Close()
+	var rest []string
 	for sc.Scan() {
-		lines++
-		if !strings.HasPrefix(sc.Text(), `{"jsonrpc":"2.0"`) {
-			t.Errorf("non-protocol line on stdout: %q", sc.Text())
-		}
+		rest = append(rest, sc.Text())
 	}
-	if lines != 1 {
-		t.Errorf("stdout has %d lines, want the one initialize response", lines)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("boris exit after EOF: %v (%s)", err, stderr.String())
 	}
-	if stderr.Len() == 0 {
-		t.Errorf("no logs on stderr at debug level")
+	if !strings.HasPrefix(first, `{"jsonrpc":"2.0","id":1,"result"`) || len(rest) != 0 {
+		t.Errorf("stdout = %q then %q, want only the initialize response", first, rest)
+	}
+	if !strings.Contains(stderr.String(), "level=") {
+		t.Errorf("no logs on stderr at debug level: %q", stderr.String())
 	}
 }
 
@@ -316,18 +331,34 @@ func TestShutdownKillsChildren(t *testing.T) {
 	}
 }
 
-// TestStdioEOFKillsChildren closes the client side of a STDIO server while a command runs.
+// TestStdioEOFKillsChildren closes the client side of a STDIO server while a command runs:
+// the server must kill the command and exit.
 func TestStdioEOFKillsChildren(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cs := stdioClient(t, "--workdir", dir)
-	go func() {
-		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-			"command": "echo $$ > child; sleep 300",
-		}})
-	}()
+	cmd := exec.Command(binary, "--transport", "stdio", "--workdir", dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > child; sleep 300"}}}
+`)
 	pids := waitForPIDs(t, filepath.Join(dir, "child"))
-	cs.Close() // closes stdin, then waits for the process to exit
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("server still running 20s after its stdin closed")
+	}
 	for _, pid := range pids {
 		if alive(pid) {
 			t.Errorf("process %d survived the client disconnecting", pid)

@@ -182,16 +182,103 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	})
 }
 
-// limitSessions refuses to open a session past --max-sessions.
+// limitSessions refuses to open a session past --max-sessions. It counts the sessions it
+// saw open, forgetting one as soon as its DELETE succeeds, so a client that closes a session
+// can open another at once.
 func (s *Server) limitSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.liveSessions() >= s.cfg.MaxSessions {
-			w.Header().Set("Retry-After", "5")
-			httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live): close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
-			return
+		id := r.Header.Get("Mcp-Session-Id")
+		switch {
+		case r.Method == http.MethodPost && id == "":
+			if !s.reserveSession() {
+				w.Header().Set("Retry-After", "5")
+				httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live): close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
+				return
+			}
+			sw := &sessionWriter{ResponseWriter: w, confirm: s.confirmSession}
+			next.ServeHTTP(sw, r)
+			sw.settle()
+		case r.Method == http.MethodDelete && id != "":
+			next.ServeHTTP(w, r)
+			s.forgetSession(id)
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// reserveSession holds a slot for a session being opened.
+func (s *Server) reserveSession() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.httpSessions)+s.opening >= s.cfg.MaxSessions {
+		// Forget sessions that ended without a DELETE (idle timeout, failed initialize).
+		live := map[string]bool{}
+		for ss := range s.mcp.Sessions() {
+			live[ss.ID()] = true
+		}
+		for id := range s.httpSessions {
+			if !live[id] {
+				delete(s.httpSessions, id)
+			}
+		}
+	}
+	if len(s.httpSessions)+s.opening >= s.cfg.MaxSessions {
+		return false
+	}
+	s.opening++
+	return true
+}
+
+// sessionWriter settles a session reservation when the response starts, before the client
+// can act on it: counted if the response carries a new session id, released if not.
+type sessionWriter struct {
+	http.ResponseWriter
+	confirm func(id string)
+	settled bool
+}
+
+func (w *sessionWriter) settle() {
+	if !w.settled {
+		w.settled = true
+		w.confirm(w.Header().Get("Mcp-Session-Id"))
+	}
+}
+
+func (w *sessionWriter) WriteHeader(code int) {
+	w.settle()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionWriter) Write(b []byte) (int, error) {
+	w.settle()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *sessionWriter) Flush() {
+	w.settle()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// confirmSession turns a reservation into a counted session, when one was opened.
+func (s *Server) confirmSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opening--
+	if id != "" {
+		s.httpSessions[id] = true
+	}
+}
+
+func (s *Server) forgetSession(id string) {
+	s.mu.Lock()
+	delete(s.httpSessions, id)
+	s.mu.Unlock()
 }
 
 // httpError writes a JSON-RPC error body, which MCP clients can show, with an HTTP status.

@@ -33,8 +33,11 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session.Session
-	done     bool
-	waiters  sync.WaitGroup
+	// httpSessions and opening count HTTP sessions for --max-sessions.
+	httpSessions map[string]bool
+	opening      int
+	done         bool
+	waiters      sync.WaitGroup
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -54,6 +57,8 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		env:      scrubEnv(environ, cfg.Token),
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session.Session),
+
+		httpSessions: make(map[string]bool),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: tools.Instructions(cfg, scope),
@@ -99,6 +104,7 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		delete(s.httpSessions, ss.ID())
 		s.mu.Unlock()
 		if err := st.Close(); err != nil {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
@@ -117,39 +123,67 @@ func (s *Server) Close() {
 		s.done = true
 		close(s.closed)
 	}
-	states := make([]*session.Session, 0, len(s.sessions))
-	for _, st := range s.sessions {
-		states = append(states, st)
-	}
 	s.mu.Unlock()
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
-	for _, st := range states {
-		_ = st.Close()
-	}
+	s.closeStates()
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}
 	s.waiters.Wait()
 }
 
-// liveSessions counts connected client sessions.
-func (s *Server) liveSessions() int {
-	n := 0
-	for range s.mcp.Sessions() {
-		n++
+// closeStates closes every session's state, killing its processes.
+func (s *Server) closeStates() {
+	s.mu.Lock()
+	states := make([]*session.Session, 0, len(s.sessions))
+	for _, st := range s.sessions {
+		states = append(states, st)
 	}
-	return n
+	s.mu.Unlock()
+	for _, st := range states {
+		_ = st.Close()
+	}
 }
 
 // RunStdio serves one client over r and w until the client disconnects or ctx is done.
+// When the client closes its end, running commands are killed at once rather than left
+// to finish for nobody.
 func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	defer s.Close()
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	eof := make(chan struct{})
+	go func() {
+		select {
+		case <-eof:
+			s.closeStates()
+		case <-ctx.Done():
+			s.closeStates()
+		}
+	}()
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &eofReader{r: r, eof: eof}, Writer: w})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("stdio: %w", err)
 }
+
+// eofReader closes eof once its reader fails or ends.
+type eofReader struct {
+	r    io.ReadCloser
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.eof) })
+	}
+	return n, err
+}
+
+func (e *eofReader) Close() error { return e.r.Close() }
 
 // scrubEnv drops Boris's own settings that are secret from the environment commands see.
 func scrubEnv(environ []string, token string) []string {
