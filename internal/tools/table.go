@@ -2,4 +2,9 @@ package tools
 
 // table lists every tool Boris can offer, in the order tools/list shows them. Names,
 // descriptions and schemas are API: testdata/tools_list*.golden snapshot them.
-var table = []entry{}
+var table = []entry{
+	{"view", split, addView},
+	{"str_replace", split, addStrReplace},
+	{"create_file", split, addCreateFile},
+	{"str_replace_editor", compat, addEditor},
+}
