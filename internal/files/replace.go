@@ -110,7 +110,9 @@ func locate(data, old, new []byte) (o, n []byte, at []int) {
 	return old, new, nil
 }
 
-// indexAll returns the offsets of the non-overlapping occurrences of sub in data.
+// indexAll returns the offsets of the non-overlapping occurrences of sub in data. A match
+// that would split a CRLF pair (sub starts with its LF or ends with its CR) does not count:
+// replacing it would leave a bare CR or LF behind.
 func indexAll(data, sub []byte) []int {
 	var at []int
 	for off := 0; ; {
@@ -118,8 +120,14 @@ func indexAll(data, sub []byte) []int {
 		if i < 0 {
 			return at
 		}
-		at = append(at, off+i)
-		off += i + len(sub)
+		i += off
+		end := i + len(sub)
+		if sub[0] == '\n' && i > 0 && data[i-1] == '\r' || sub[len(sub)-1] == '\r' && end < len(data) && data[end] == '\n' {
+			off = i + 1
+			continue
+		}
+		at = append(at, i)
+		off = end
 	}
 }
 

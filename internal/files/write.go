@@ -33,6 +33,10 @@ func writeAtomic(path string, data []byte, old fs.FileInfo, write writeFunc) (er
 	if len(base) > 200 {
 		base = base[:200] // keep the temporary name within NAME_MAX
 	}
+	// Root may write anywhere; a directory no one may write is still taken as read-only.
+	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%w: the directory %s is read-only (mode %04o)", fs.ErrPermission, filepath.Clean(dir), st.Mode().Perm())
+	}
 	perm := fs.FileMode(0o644)
 	if old != nil {
 		perm = old.Mode().Perm()
@@ -93,12 +97,12 @@ func reason(err error) string {
 	var pe *fs.PathError
 	var le *os.LinkError
 	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied (the directory or file is not writable)"
 	case errors.As(err, &pe):
 		return pe.Err.Error()
 	case errors.As(err, &le):
 		return le.Err.Error()
+	case errors.Is(err, fs.ErrPermission):
+		return err.Error()
 	}
 	return err.Error()
 }
@@ -112,6 +116,9 @@ func randomHex(n int) string {
 // writable refuses a file the process may not write, rather than silently replacing a
 // read-only file through the rename.
 func writable(path string, info fs.FileInfo) error {
+	if info.Mode().Perm()&0o222 == 0 {
+		return errorf(ErrUnsupported, "%s is read-only (mode %04o); change its mode with bash (chmod u+w) first if it should be edited", path, info.Mode().Perm())
+	}
 	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
 		return errorf(ErrUnsupported, "%s is not writable (mode %04o): %s; change its mode with bash (chmod u+w) first if it should be edited",
 			path, info.Mode().Perm(), reason(err))
