@@ -61,7 +61,7 @@ func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, cha
 
 // staleError refuses an edit to a file that changed since it was seen.
 func staleError(path string, why string, prev, cur []byte, info fs.FileInfo) error {
-	return errorf(ErrStale, "%s changed on disk since you last viewed it, and %s, so nothing was written. What changed: %s. View the file again, then retry.",
+	return errorf(ErrStale, "%s changed on disk since you last viewed it, and %s, so nothing was written. View the file again, then retry. What changed: %s",
 		path, why, describeChange(prev, cur, info))
 }
 
@@ -96,7 +96,7 @@ func describeChange(prev, cur []byte, info fs.FileInfo) string {
 	if added > show {
 		more = fmt.Sprintf("… (%d more)\n", added-show)
 	}
-	return fmt.Sprintf("lines %d-%d (%d lines before) now read:\n%s%s", a+1, a+added, removed, out, more)
+	return fmt.Sprintf("lines %d-%d now read (in place of %d lines):\n%s%s", a+1, a+added, removed, out, more)
 }
 
 // splitLines splits data into lines without their endings.
