@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -76,7 +77,9 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 		lr = lineReader{data: v.Content, eof: true}
 	} else {
 		v.Digest = StatDigest(info)
-		lr = lineReader{r: f, buf: make([]byte, blockSize)}
+		buf := blocks.Get().(*[]byte)
+		defer blocks.Put(buf)
+		lr = lineReader{r: f, buf: *buf}
 		lr.fill()
 		if lr.err != nil {
 			return nil, fmt.Errorf("reading %s: %w", path, lr.err)
@@ -108,7 +111,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 	line := lr.skip(first - 1)
 	eof := line < first-1
 	budget := opts.MaxFileSize
-	var out []byte
+	out := make([]byte, 0, 64<<10)
 	v.First = first
 	for !eof && line < last {
 		n, ok := lr.next(4*MaxLineChars + 4)
@@ -129,7 +132,11 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 			v.NotUTF8 = true
 		}
 		var cut bool
-		out, cut = appendNumbered(out, line, text, chars(text)+lr.dropped)
+		total := len(text) // a bound on its characters, enough when the line is short
+		if total > MaxLineChars || lr.dropped > 0 {
+			total = chars(text) + lr.dropped
+		}
+		out, cut = appendNumbered(out, line, text, total)
 		if cut {
 			v.Cut++
 		}
@@ -166,6 +173,9 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 }
 
 var utf8BOM = []byte("\xEF\xBB\xBF")
+
+// blocks recycles the read buffers of streamed views.
+var blocks = sync.Pool{New: func() any { b := make([]byte, blockSize); return &b }}
 
 // lineReader reads lines from a file in large blocks, or from bytes already in memory.
 type lineReader struct {
@@ -219,6 +229,17 @@ func (lr *lineReader) skip(n int) int {
 			tail = lr.data[len(lr.data)-1] != '\n'
 			lr.data = nil
 			continue
+		}
+		// The nth newline is in this block: narrow it down by counting in small pieces,
+		// then step through the last one.
+		for {
+			piece := lr.data[:min(len(lr.data), 4096)]
+			c := bytes.Count(piece, newline)
+			if done+c >= n {
+				break
+			}
+			done += c
+			lr.data = lr.data[len(piece):]
 		}
 		for done < n {
 			i := bytes.IndexByte(lr.data, '\n')

@@ -77,7 +77,7 @@ func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in Editor
 		s, err = h.replace(sess, in.Path, in.OldStr, deref(in.NewStr), in.ReplaceAll)
 	case "insert":
 		t := in.NewStr
-		if t == nil {
+		if t == nil || *t == "" && in.InsertText != nil {
 			t = in.InsertText
 		}
 		if in.InsertLine == nil {
