@@ -35,8 +35,24 @@ type Edit struct {
 	Digest      Digest // of New
 }
 
-// snippetContext is how many lines around an edited region its snippet shows.
-const snippetContext = 4
+// snippetContext is how many lines around an edited region its snippet shows, and
+// snippetEnds how many lines of each end of a long region.
+const (
+	snippetContext = 4
+	snippetEnds    = 25
+)
+
+// snippet shows the edited lines first..last of data with a few lines around them; of a
+// long region only both ends. last < first means lines were only removed before first.
+func snippet(data []byte, first, last int) string {
+	last = max(last, first-1)
+	if last-first+1 <= 2*snippetEnds+10 {
+		return numbered(data, first-snippetContext, last+snippetContext)
+	}
+	return numbered(data, first-snippetContext, first+snippetEnds-1) +
+		fmt.Sprintf("… (%d edited lines not shown)\n", last-first+1-2*snippetEnds) +
+		numbered(data, last-snippetEnds+1, last+snippetContext)
+}
 
 // editable reads the file at path for an edit and checks it against opts: a regular text
 // file within the size limit, seen in this session if that is required. changed reports

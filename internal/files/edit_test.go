@@ -393,3 +393,15 @@ func FuzzReplaceCRLF(f *testing.F) {
 		}
 	})
 }
+
+func TestSnippetOfLongEdit(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "f.txt", "a\nb\n")
+	e, err := Replace(p, "b\n", strings.Repeat("x\n", 200), false, EditOptions{MaxFileSize: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.Snippet, "… (150 edited lines not shown)\n") || !strings.HasPrefix(e.Snippet, "     1\ta\n     2\tx\n") || !strings.HasSuffix(e.Snippet, "   201\tx\n") {
+		t.Errorf("snippet of a 200-line edit = %q", e.Snippet)
+	}
+}

@@ -64,7 +64,7 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	e := &Edit{Count: 1, Old: data, New: out, Digest: ContentDigest(out), First: after + 1, Last: after + added,
 		CRLF: bytes.Equal(eol, []byte("\r\n"))}
 	e.Lines = []int{e.First}
-	e.Snippet = numbered(out, e.First-snippetContext, e.Last+snippetContext)
+	e.Snippet = snippet(out, e.First, e.Last)
 	return e, nil
 }
 

@@ -51,7 +51,7 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 		e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
 		e.Lines = lines(data, at, 0)
 		e.First, e.Last = e.Lines[0], lineAt(data, at[0]+max(len(o)-1, 0))
-		e.Snippet = numbered(data, e.First-snippetContext, e.Last+snippetContext)
+		e.Snippet = snippet(data, e.First, e.Last)
 		return e, nil
 	}
 	out := make([]byte, 0, len(data)+len(at)*(len(n)-len(o)))
@@ -79,7 +79,7 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	if len(n) > 0 {
 		e.Last = lineAt(out, start+len(n)-1)
 	}
-	e.Snippet = numbered(out, e.First-snippetContext, max(e.Last, e.First)+snippetContext)
+	e.Snippet = snippet(out, e.First, e.Last)
 	return e, nil
 }
 

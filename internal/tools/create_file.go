@@ -19,13 +19,13 @@ type CreateFileArgs struct {
 const createFileDescription = "Create a file, or overwrite an existing file completely, with the given content.\n\n" +
 	"Missing parent directories are created. An existing file keeps its mode; a new file gets mode 0644 (less the umask). " +
 	"The content is written exactly as given, atomically: the file is never left half-written. The result says how many bytes were written.\n\n" +
-	"To change part of an existing file, use str_replace instead. A file written here can be edited with str_replace without viewing it first."
+	"To change part of an existing file, use str_replace instead."
 
 func addCreateFile(s *mcp.Server, h *handlers) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "create_file",
 		Title:       "Create or overwrite a file",
-		Description: createFileDescription,
+		Description: createFileDescription + ifViewRule(h, " A file written here can be edited with str_replace without viewing it first.", ""),
 		InputSchema: schemaFor[CreateFileArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Create or overwrite a file", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
 	}, coded(h.createFile))

@@ -37,7 +37,7 @@ const editorDescription = "View, create and edit files. The command parameter pi
 	"- str_replace: replace old_str with new_str. old_str must match the file exactly, whitespace included, and occur exactly once (include surrounding lines to make it unique) unless replace_all is set. An empty or omitted new_str deletes old_str. An old_str with \\n line endings matches a file with \\r\\n endings; the file keeps its line endings, BOM, encoding and final newline.\n" +
 	"- insert: insert new_str after line insert_line (0: before the first line).\n" +
 	"- undo_edit: undo the last create, str_replace or insert of path made in this session, if the file still holds what that edit wrote.\n" +
-	"View a file (or create it) in this session before str_replace or insert. Each edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
+	"%sEach edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
 
 func addEditor(s *mcp.Server, h *handlers) {
 	schema, err := jsonschema.For[EditorArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
@@ -55,7 +55,7 @@ func addEditor(s *mcp.Server, h *handlers) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
-		Description: editorDescription,
+		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", "")),
 		InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, coded(h.editor))

@@ -395,3 +395,29 @@ func enumStrings(v any) []string {
 	}
 	return out
 }
+
+func TestDescriptionsStateViewRuleOnlyWhenOn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		require, compat bool
+	}{{true, false}, {false, false}, {true, true}, {false, true}} {
+		cfg := testConfig(t)
+		cfg.RequireViewBeforeEdit, cfg.AnthropicCompat = tc.require, tc.compat
+		cs, _ := connect(t, cfg, nil)
+		tl, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tl.Tools {
+			if strings.Contains(tool.Description, "%!") {
+				t.Errorf("%s description has a formatting error: %q", tool.Name, tool.Description)
+			}
+			if tool.Name != "str_replace" && tool.Name != "str_replace_editor" {
+				continue
+			}
+			if got := strings.Contains(tool.Description, "in this session before"); got != tc.require {
+				t.Errorf("require-view %v: %s description states the view rule: %v", tc.require, tool.Name, got)
+			}
+		}
+	}
+}

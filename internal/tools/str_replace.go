@@ -23,14 +23,16 @@ const strReplaceDescription = "Replace text in a file.\n\n" +
 	"old_str must match the file exactly, whitespace and indentation included, and occur exactly once: include enough surrounding lines to make it unique, or set replace_all to replace every occurrence. " +
 	"new_str takes its place; an empty or omitted new_str deletes old_str. " +
 	"Only the matched text changes: an old_str written with \\n line endings also matches a file with \\r\\n endings, and the file keeps its line endings, BOM, encoding, final newline and mode. The write is atomic.\n\n" +
-	"View the file (or write it) in this session before editing it. If it changed on disk since, the edit is still made when old_str matches exactly once, and the result says so.\n\n" +
+	"%s" +
 	"The result shows the edited lines with their numbers. When old_str is not found, the error shows the closest lines of the file with the differences quoted; when it matches several places, their line numbers."
 
 func addStrReplace(s *mcp.Server, h *handlers) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "str_replace",
 		Title:       "Replace text in a file",
-		Description: strReplaceDescription,
+		Description: fmt.Sprintf(strReplaceDescription, ifViewRule(h,
+			"View the file (or write it) in this session before editing it. If it changed on disk since, the edit is still made when old_str matches exactly once, and the result says so.\n\n",
+			"If the file changed on disk since you last viewed it, the edit is still made when old_str matches exactly once, and the result says so.\n\n")),
 		InputSchema: schemaFor[StrReplaceArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Replace text in a file", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, coded(h.strReplace))
@@ -80,6 +82,15 @@ func (h *handlers) replace(sess *session.Session, path, old, new string, all boo
 		b.WriteString("\n(new_str was written with CRLF line endings, like the rest of the file.)")
 	}
 	return b.String(), nil
+}
+
+// ifViewRule returns on when --require-view-before-edit is in force, else off: descriptions
+// state only rules that hold.
+func ifViewRule(h *handlers, on, off string) string {
+	if h.Config.RequireViewBeforeEdit {
+		return on
+	}
+	return off
 }
 
 // editOptions are the limits and view-tracking state for an edit of abs.

@@ -30,14 +30,15 @@ const viewDescription = "Read a file or list a directory.\n\n" +
 	"Without view_range the first 2000 lines are shown, with a note saying how to see more; view_range [start, end] shows lines start to end (end -1 reads to the end; an end past the last line is clamped and the note says so). " +
 	"Lines longer than 2000 characters are cut with a note. Ranges read only the lines they need, so they also work on files over the size limit, which otherwise are refused.\n\n" +
 	"A directory lists its files and subdirectories two levels deep, sorted: directories end in /, symlinks show as name -> target (not followed), dotfiles are shown, .git and node_modules are skipped.\n\n" +
-	"PNG, JPEG, GIF and WebP files come back as images; SVG files are text. Binary files, FIFOs, sockets and devices are refused. " +
-	"Viewing a file is what lets you edit it with str_replace."
+	"PNG, JPEG, GIF and WebP files come back as images; SVG files are text. Binary files, FIFOs, sockets and devices are refused."
+
+const viewRuleNote = " Viewing a file is what lets you edit it with str_replace."
 
 func addView(s *mcp.Server, h *handlers) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
-		Description: viewDescription,
+		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
 		InputSchema: schemaFor[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, coded(h.view))
