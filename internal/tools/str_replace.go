@@ -28,8 +28,8 @@ const strReplaceDescription = "Replace text in a file.\n\n" +
 
 func addStrReplace(s *mcp.Server, h *handlers) {
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "str_replace",
-		Title:       "Replace text in a file",
+		Name:  "str_replace",
+		Title: "Replace text in a file",
 		Description: fmt.Sprintf(strReplaceDescription, ifViewRule(h,
 			"View the file (or write it) in this session before editing it. If it changed on disk since, the edit is still made when old_str matches exactly once, and the result says so.\n\n",
 			"If the file changed on disk since you last viewed it, the edit is still made when old_str matches exactly once, and the result says so.\n\n")),
