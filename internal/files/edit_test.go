@@ -3,10 +3,12 @@ package files
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -403,5 +405,27 @@ func TestSnippetOfLongEdit(t *testing.T) {
 	}
 	if !strings.Contains(e.Snippet, "… (150 edited lines not shown)\n") || !strings.HasPrefix(e.Snippet, "     1\ta\n     2\tx\n") || !strings.HasSuffix(e.Snippet, "   201\tx\n") {
 		t.Errorf("snippet of a 200-line edit = %q", e.Snippet)
+	}
+}
+
+func TestConcurrentEditsAreNotLost(t *testing.T) {
+	t.Parallel()
+	const n = 16
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "line %02d\n", i)
+	}
+	p := writeFile(t, "f.txt", b.String())
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := Replace(p, fmt.Sprintf("line %02d", i), fmt.Sprintf("edit %02d", i), false, EditOptions{MaxFileSize: limit}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := readBack(t, p); strings.Contains(got, "line") {
+		t.Errorf("after %d concurrent edits the file still has unedited lines:\n%s", n, got)
 	}
 }

@@ -11,6 +11,7 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	if text == "" {
 		return nil, errorf(ErrInvalid, "the text to insert is empty: put the lines to insert in new_str")
 	}
+	defer lockPath(path)()
 	data, info, changed, err := editable(path, opts)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	if old == "" {
 		return nil, errorf(ErrInvalid, "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)")
 	}
+	defer lockPath(path)()
 	data, info, changed, err := editable(path, opts)
 	if err != nil {
 		return nil, err

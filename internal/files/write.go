@@ -144,6 +144,7 @@ func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Crea
 		return nil, errorf(ErrTooLarge, "content is %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
 			thousands(int64(len(content))), thousands(maxFileSize))
 	}
+	defer lockPath(path)()
 	c := &Created{Bytes: len(content), Mode: 0o644}
 	info, err := os.Stat(path)
 	switch {
@@ -182,6 +183,7 @@ func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Crea
 // Restore undoes an edit: if path still holds exactly what the edit wrote (digest wrote), it
 // puts back old, or removes the file when the edit created it (existed false).
 func Restore(path string, old []byte, existed bool, wrote Digest, maxFileSize int64) error {
+	defer lockPath(path)()
 	data, info, err := readRegular(path, maxFileSize)
 	if err != nil {
 		return err
