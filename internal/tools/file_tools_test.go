@@ -111,6 +111,9 @@ func TestViewTool(t *testing.T) {
 	t.Run("start past the end", func(t *testing.T) {
 		wantErr(t, call(t, cs, "view", map[string]any{"path": "a.go", "view_range": []int{9, 10}}), "INVALID_ARGUMENT", "has 3 lines")
 	})
+	t.Run("start zero", func(t *testing.T) {
+		wantErr(t, call(t, cs, "view", map[string]any{"path": "a.go", "view_range": []int{0, 2}}), "INVALID_ARGUMENT", "numbered from 1")
+	})
 	t.Run("bad range", func(t *testing.T) {
 		if res := call(t, cs, "view", map[string]any{"path": "a.go", "view_range": []int{1}}); !res.IsError {
 			t.Errorf("view_range [1] accepted: %s", textOf(res))

@@ -79,6 +79,9 @@ func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange) (
 		if len(rng) != 2 {
 			return nil, errorf(CodeInvalidArgument, "view_range needs two numbers, [start, end] (end -1 for the rest of the file), got %d", len(rng))
 		}
+		if rng[0] < 1 {
+			return nil, errorf(CodeInvalidArgument, "view_range start %d is not a line number: lines are numbered from 1", rng[0])
+		}
 		opts.Start, opts.End = rng[0], rng[1]
 	}
 	v, err := files.View(abs, opts)
