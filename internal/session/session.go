@@ -43,6 +43,7 @@ type Session struct {
 	env      []string
 	seen     map[string]Digest
 	seenList []string // insertion order, for eviction
+	edits    edits    // undo history and seen contents (edits.go)
 	spillDir string
 	onClose  []func()
 	closed   bool

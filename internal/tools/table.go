@@ -7,4 +7,8 @@ var table = []entry{
 	{"task_output", shellTools, addTaskOutput},
 	{"task_kill", shellTools, addTaskKill},
 	{"task_list", shellTools, addTaskList},
+	{"view", split, addView},
+	{"str_replace", split, addStrReplace},
+	{"create_file", split, addCreateFile},
+	{"str_replace_editor", compat, addEditor},
 }

@@ -1,0 +1,238 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// EditOptions are the limits and the view-tracking state an edit is checked against.
+type EditOptions struct {
+	MaxFileSize int64
+	// Seen is the digest recorded when the model last viewed or wrote the file in this
+	// session (a content or stat digest); nil when it never did.
+	Seen *Digest
+	// RequireSeen refuses to edit a file the model has not seen.
+	RequireSeen bool
+	// Previous is the file's content when it was last seen, if it was kept; with it a
+	// refusal can say what changed.
+	Previous []byte
+}
+
+// Edit is what [Replace] or [Insert] did.
+type Edit struct {
+	Count       int   // replacements or insertions made
+	Lines       []int // the first line of each, in the new content
+	First, Last int   // the edited region in the new content; Last < First when text was only removed
+	Snippet     string
+	NoOp        bool // nothing changed and the file was not rewritten
+	Changed     bool // the file had changed since it was seen; the edit still applied
+	CRLF        bool // the new text was written with CRLF line endings, as the file has
+	Old, New    []byte
+	Digest      Digest // of New
+}
+
+// snippetContext is how many lines around an edited region its snippet shows, and
+// snippetEnds how many lines of each end of a long region.
+const (
+	snippetContext = 4
+	snippetEnds    = 25
+)
+
+// snippet shows the edited lines first..last of data with a few lines around them; of a
+// long region only both ends. last < first means lines were only removed before first.
+func snippet(data []byte, first, last int) string {
+	last = max(last, first-1)
+	if last-first+1 <= 2*snippetEnds+10 {
+		return numbered(data, first-snippetContext, last+snippetContext)
+	}
+	return numbered(data, first-snippetContext, first+snippetEnds-1) +
+		fmt.Sprintf("… (%d edited lines not shown)\n", last-first+1-2*snippetEnds) +
+		numbered(data, last-snippetEnds+1, last+snippetContext)
+}
+
+// editable reads the file at path for an edit and checks it against opts: a regular text
+// file within the size limit, seen in this session if that is required. changed reports
+// that it differs from what was seen.
+func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, changed bool, err error) {
+	data, info, err = readRegular(path, opts.MaxFileSize)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if typ, ok := binaryType(data); ok {
+		return nil, nil, false, binaryError(path, info.Size(), typ)
+	}
+	if opts.Seen == nil {
+		if opts.RequireSeen {
+			return nil, nil, false, errorf(ErrNotViewed, "%s has not been viewed in this session; view it first (the whole file or the lines you will change), then retry this edit", path)
+		}
+		return data, info, false, nil
+	}
+	changed = *opts.Seen != ContentDigest(data) && *opts.Seen != StatDigest(info)
+	return data, info, changed, nil
+}
+
+// staleError refuses an edit to a file that changed since it was seen.
+func staleError(path string, why string, prev, cur []byte, info fs.FileInfo) error {
+	return errorf(ErrStale, "%s changed on disk since you last viewed it, and %s, so nothing was written. View the file again, then retry. What changed: %s",
+		path, why, describeChange(prev, cur, info))
+}
+
+// describeChange says briefly how cur differs from prev, or when prev was not kept, what cur
+// is now.
+func describeChange(prev, cur []byte, info fs.FileInfo) string {
+	if prev == nil {
+		return fmt.Sprintf("it now has %d lines (%s bytes), modified %s", countLines(cur), thousands(int64(len(cur))), info.ModTime().Format(time.RFC3339))
+	}
+	pl, cl := splitLines(prev), splitLines(cur)
+	a := 0
+	for a < len(pl) && a < len(cl) && pl[a] == cl[a] {
+		a++
+	}
+	b := 0
+	for b < len(pl)-a && b < len(cl)-a && pl[len(pl)-1-b] == cl[len(cl)-1-b] {
+		b++
+	}
+	removed, added := len(pl)-a-b, len(cl)-a-b
+	switch {
+	case removed == 0 && added == 0:
+		return "only line endings or the final newline differ"
+	case added == 0:
+		return fmt.Sprintf("%d lines were removed after line %d", removed, a)
+	}
+	var out []byte
+	const show = 8
+	for i := a; i < a+min(added, show); i++ {
+		out, _ = appendNumbered(out, i+1, []byte(cl[i]), utf8.RuneCountInString(cl[i]))
+	}
+	more := ""
+	if added > show {
+		more = fmt.Sprintf("… (%d more)\n", added-show)
+	}
+	return fmt.Sprintf("lines %d-%d now read (in place of %d lines):\n%s%s", a+1, a+added, removed, out, more)
+}
+
+// splitLines splits data into lines without their endings.
+func splitLines(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	s := strings.TrimSuffix(string(data), "\n")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+// countLines counts lines; a last line without a newline counts.
+func countLines(data []byte) int {
+	n := bytes.Count(data, newline)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// lineAt returns the 1-based line holding byte offset off.
+func lineAt(data []byte, off int) int {
+	return bytes.Count(data[:off], newline) + 1
+}
+
+// numbered returns lines from..to of data (1-based, clamped) in the view format.
+func numbered(data []byte, from, to int) string {
+	from = max(from, 1)
+	lr := lineReader{data: data, eof: true}
+	line := lr.skip(from - 1)
+	var out []byte
+	for line < to {
+		n, ok := lr.next(4*MaxLineChars + 4)
+		if !ok {
+			break
+		}
+		line++
+		text := lr.line
+		if line == 1 {
+			text = bytes.TrimPrefix(text, utf8BOM)
+		}
+		if n == len(lr.line) {
+			text = bytes.TrimSuffix(text, []byte("\r"))
+		}
+		out, _ = appendNumbered(out, line, text, chars(text)+lr.dropped)
+	}
+	return string(out)
+}
+
+// crlfStyle reports whether most of data's line endings are CRLF.
+func crlfStyle(data []byte) bool {
+	crlf := bytes.Count(data, []byte("\r\n"))
+	return crlf > 0 && 2*crlf > bytes.Count(data, newline)
+}
+
+// toCRLF turns every bare LF in b into CRLF.
+func toCRLF(b []byte) []byte {
+	var out []byte
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			out = append(out, '\r')
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// hasBareLF reports whether b has an LF not preceded by CR.
+func hasBareLF(b []byte) bool {
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			return true
+		}
+	}
+	return false
+}
+
+// lossless refuses new text that could not be written into data without changing its
+// encoding: data that is not UTF-8 gets neither U+FFFD (which stands for bytes view could
+// not decode) nor, when data has no UTF-8 at all, any non-ASCII character.
+func lossless(path string, data, text []byte, what string) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	if bytes.ContainsRune(text, utf8.RuneError) {
+		return errorf(ErrLossy, "%s is not valid UTF-8 (probably Latin-1 or another 8-bit encoding), and %s contains U+FFFD (�), the character view shows for bytes it cannot decode; writing it would replace the original bytes. Leave those characters out of old_str and new_str and edit around them, or use bash for this change",
+			path, what)
+	}
+	if !isASCII(text) && !hasMultibyteUTF8(data) {
+		return errorf(ErrLossy, "%s is not UTF-8 (probably Latin-1 or another 8-bit encoding), and %s has non-ASCII characters, which would be written as UTF-8 and mix two encodings in one file. Use only ASCII in %s, or convert the file with bash (iconv) first",
+			path, what, what)
+	}
+	return nil
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// hasMultibyteUTF8 reports whether data holds at least one valid multi-byte UTF-8 sequence.
+func hasMultibyteUTF8(data []byte) bool {
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r != utf8.RuneError || n > 1 {
+			return true
+		}
+		i += n
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package files
+
+import "bytes"
+
+// Insert inserts text after line after of the file at path (0 inserts before the first
+// line, the file's line count appends). text gets the file's line endings and a line ending
+// of its own if it lacks one, except that appending to a file without a final newline keeps
+// it without one. Insertion needs an up-to-date view: line numbers in a file that changed
+// since it was seen may have moved.
+func Insert(path string, after int, text string, opts EditOptions) (*Edit, error) {
+	if text == "" {
+		return nil, errorf(ErrInvalid, "the text to insert is empty: put the lines to insert in new_str")
+	}
+	defer lockPath(path)()
+	data, info, changed, err := editable(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	total := countLines(data)
+	if changed {
+		return nil, staleError(path, "line numbers may have moved", opts.Previous, data, info)
+	}
+	if after < 0 || after > total {
+		return nil, errorf(ErrInvalid, "insert_line %d is outside %s, which has %d lines: use 0 to insert before the first line, or %d to append", after, path, total, total)
+	}
+	t := []byte(text)
+	eol := newline
+	if crlfStyle(data) {
+		t, eol = toCRLF(t), []byte("\r\n")
+	}
+	if err := lossless(path, data, t, "the inserted text"); err != nil {
+		return nil, err
+	}
+	var off int
+	var piece []byte
+	switch {
+	case after == total && total > 0 && data[len(data)-1] != '\n':
+		// Appending to a last line without a newline: end that line, and leave the new
+		// last line without one too.
+		off = len(data)
+		piece = append(append([]byte{}, eol...), bytes.TrimSuffix(bytes.TrimSuffix(t, newline), []byte("\r"))...)
+	default:
+		off = lineStart(data, after)
+		if after == 0 && bytes.HasPrefix(data, utf8BOM) {
+			off = len(utf8BOM)
+		}
+		piece = t
+		if !bytes.HasSuffix(piece, newline) {
+			piece = append(append([]byte{}, piece...), eol...)
+		}
+	}
+	out := make([]byte, 0, len(data)+len(piece))
+	out = append(append(append(out, data[:off]...), piece...), data[off:]...)
+	if int64(len(out)) > opts.MaxFileSize {
+		return nil, errorf(ErrTooLarge, "the insertion would make %s %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
+			path, thousands(int64(len(out))), thousands(opts.MaxFileSize))
+	}
+	if err := writable(path, info); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(path, out, info, writeAll); err != nil {
+		return nil, err
+	}
+	added := countLines(t)
+	e := &Edit{Count: 1, Old: data, New: out, Digest: ContentDigest(out), First: after + 1, Last: after + added,
+		CRLF: bytes.Equal(eol, []byte("\r\n"))}
+	e.Lines = []int{e.First}
+	e.Snippet = snippet(out, e.First, e.Last)
+	return e, nil
+}
+
+// lineStart returns the offset where line n+1 starts: just past the nth newline.
+func lineStart(data []byte, n int) int {
+	off := 0
+	for range n {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return len(data)
+		}
+		off += i + 1
+	}
+	return off
+}

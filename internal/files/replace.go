@@ -1,0 +1,265 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Replace replaces old with new in the file at path. old must occur exactly once unless all
+// is set, in which case every occurrence is replaced and counted; an empty new deletes old.
+//
+// Only the matched bytes change. An old with LF line endings matches the same text with
+// CRLF endings, and new is then written with CRLF too, so the file keeps one style; a BOM,
+// the final-newline state and bytes that are not UTF-8 stay as they were. An edit whose
+// old equals new does not rewrite the file.
+//
+// If the file changed since it was seen (see [EditOptions]), the edit still applies when old
+// matches exactly once, and Edit.Changed says so; otherwise it is refused with what changed.
+func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
+	if old == "" {
+		return nil, errorf(ErrInvalid, "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)")
+	}
+	defer lockPath(path)()
+	data, info, changed, err := editable(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	o, n, at := locate(data, []byte(old), []byte(new))
+	switch {
+	case changed && len(at) != 1:
+		why := "old_str now matches nowhere in it"
+		if len(at) > 1 {
+			why = fmt.Sprintf("old_str now matches %d places in it (lines %s)", len(at), lineList(data, at))
+		}
+		return nil, staleError(path, why, opts.Previous, data, info)
+	case len(at) == 0:
+		return nil, errorf(ErrNoMatch, "%s", missMessage(path, data, old))
+	case len(at) > 1 && !all:
+		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s (lines %s); include more surrounding lines in old_str to pick one, or set replace_all to change every one",
+			len(at), path, lineList(data, at))
+	}
+	if err := lossless(path, data, n, "new_str"); err != nil {
+		return nil, err
+	}
+
+	e := &Edit{Count: len(at), Changed: changed, Old: data, CRLF: !bytes.Equal(n, []byte(new)) && bytes.Contains(n, []byte("\r\n"))}
+	if old == new || bytes.Equal(o, n) {
+		e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
+		e.Lines = lines(data, at, 0)
+		e.First, e.Last = e.Lines[0], lineAt(data, at[0]+max(len(o)-1, 0))
+		e.Snippet = snippet(data, e.First, e.Last)
+		return e, nil
+	}
+	out := make([]byte, 0, len(data)+len(at)*(len(n)-len(o)))
+	prev := 0
+	for _, i := range at {
+		out = append(append(out, data[prev:i]...), n...)
+		prev = i + len(o)
+	}
+	out = append(out, data[prev:]...)
+	if int64(len(out)) > opts.MaxFileSize {
+		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
+			path, thousands(int64(len(out))), thousands(opts.MaxFileSize))
+	}
+	if err := writable(path, info); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(path, out, info, writeAll); err != nil {
+		return nil, err
+	}
+	e.New, e.Digest = out, ContentDigest(out)
+	e.Lines = lines(out, at, len(n)-len(o))
+	start := at[0]
+	e.First = lineAt(out, start)
+	e.Last = e.First - 1
+	if len(n) > 0 {
+		e.Last = lineAt(out, start+len(n)-1)
+	}
+	e.Snippet = snippet(out, e.First, e.Last)
+	return e, nil
+}
+
+// locate finds the non-overlapping occurrences of old in data and returns the bytes that
+// matched and the bytes to put in their place. When old's LF endings match only as CRLF
+// (or its CRLF endings only as LF), new is converted the same way; in a CRLF file, bare LFs
+// in new become CRLF.
+func locate(data, old, new []byte) (o, n []byte, at []int) {
+	if at = indexAll(data, old); len(at) > 0 {
+		if hasBareLF(new) && crlfStyle(data) {
+			new = toCRLF(new)
+		}
+		return old, new, at
+	}
+	if hasBareLF(old) {
+		if o := toCRLF(old); !bytes.Equal(o, old) {
+			if at = indexAll(data, o); len(at) > 0 {
+				return o, toCRLF(new), at
+			}
+		}
+	}
+	if bytes.Contains(old, []byte("\r\n")) {
+		o := bytes.ReplaceAll(old, []byte("\r\n"), newline)
+		if at = indexAll(data, o); len(at) > 0 {
+			return o, bytes.ReplaceAll(new, []byte("\r\n"), newline), at
+		}
+	}
+	return old, new, nil
+}
+
+// indexAll returns the offsets of the non-overlapping occurrences of sub in data. A match
+// that would split a CRLF pair (sub starts with its LF or ends with its CR) does not count:
+// replacing it would leave a bare CR or LF behind.
+func indexAll(data, sub []byte) []int {
+	var at []int
+	for off := 0; ; {
+		i := bytes.Index(data[off:], sub)
+		if i < 0 {
+			return at
+		}
+		i += off
+		end := i + len(sub)
+		if sub[0] == '\n' && i > 0 && data[i-1] == '\r' || sub[len(sub)-1] == '\r' && end < len(data) && data[end] == '\n' {
+			off = i + 1
+			continue
+		}
+		at = append(at, i)
+		off = end
+	}
+}
+
+// lines returns the 1-based lines of offsets at (ascending) in data, where each offset has
+// moved by shift bytes per earlier occurrence (the size change of each replacement).
+func lines(data []byte, at []int, shift int) []int {
+	out := make([]int, len(at))
+	line, prev := 1, 0
+	for k, i := range at {
+		i += k * shift
+		line += bytes.Count(data[prev:i], newline)
+		out[k], prev = line, i
+	}
+	return out
+}
+
+// lineList formats the lines of offsets at, at most 20 of them.
+func lineList(data []byte, at []int) string {
+	ls := lines(data, at, 0)
+	var parts []string
+	for _, l := range ls[:min(len(ls), 20)] {
+		parts = append(parts, strconv.Itoa(l))
+	}
+	s := strings.Join(parts, ", ")
+	if len(ls) > 20 {
+		s += fmt.Sprintf(" and %d more", len(ls)-20)
+	}
+	return s
+}
+
+var numberedPrefix = regexp.MustCompile(`^ *\d+\t`)
+
+// missMessage explains that old is not in data and shows the closest region, with the lines
+// that differ quoted so that whitespace shows.
+func missMessage(path string, data []byte, old string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "old_str was not found in %s.", path)
+	if !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError) {
+		b.WriteString(" The file is not valid UTF-8: view shows the bytes it cannot decode as �, and old_str cannot match them; choose old_str from the text around them.")
+	}
+	oldLines := splitLines([]byte(old))
+	numberedCount := 0
+	for _, l := range oldLines {
+		if numberedPrefix.MatchString(l) {
+			numberedCount++
+		}
+	}
+	if numberedCount > 0 && 2*numberedCount >= len(oldLines) {
+		b.WriteString(" old_str seems to include the line numbers view puts before each line (spaces, number, tab); leave them out.")
+	}
+	fileLines := splitLines(data)
+	start, score := closest(fileLines, oldLines)
+	if score == 0 {
+		b.WriteString(" No line of old_str appears in the file, even ignoring whitespace; view the file to see its current text.")
+		return b.String()
+	}
+	end := min(start+len(oldLines), len(fileLines))
+	fmt.Fprintf(&b, "\nThe closest text is at lines %d-%d:\n%s", start+1, end, numbered(data, start+1, end))
+	var diffs []string
+	for j, ol := range oldLines {
+		i := start + j
+		fl := ""
+		if i < len(fileLines) {
+			fl = fileLines[i]
+		}
+		if fl != ol {
+			diffs = append(diffs, fmt.Sprintf("  line %d: file has %s\n           old_str has %s", i+1, quote(fl), quote(ol)))
+		}
+	}
+	if len(diffs) > 0 {
+		b.WriteString("Lines that differ (quoted, so whitespace shows):\n")
+		for _, d := range diffs[:min(len(diffs), 6)] {
+			b.WriteString(d + "\n")
+		}
+		if len(diffs) > 6 {
+			fmt.Fprintf(&b, "  … and %d more\n", len(diffs)-6)
+		}
+	} else {
+		b.WriteString("Its lines match old_str except for line endings or the end of the file; check whether old_str ends with a newline the file lacks.\n")
+	}
+	b.WriteString("Copy old_str exactly from the file, whitespace included, then retry.")
+	return b.String()
+}
+
+// quote shows s with tabs, trailing spaces and other invisible characters escaped, cut to
+// a readable length.
+func quote(s string) string {
+	if utf8.RuneCountInString(s) > 200 {
+		r := []rune(s)
+		return strconv.Quote(string(r[:200])) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// closest returns where in fileLines the block oldLines fits best: each line of old that
+// appears in the file (compared with whitespace collapsed) votes for the block starting at
+// the matching offset, weighted by its length. score is 0 when no line matches.
+func closest(fileLines, oldLines []string) (start, score int) {
+	want := map[string][]int{}
+	for j, l := range oldLines {
+		if k := squash(l); k != "" {
+			want[k] = append(want[k], j)
+		}
+	}
+	votes := map[int]int{}
+	hits := map[string]int{}
+	for i, l := range fileLines {
+		k := squash(l)
+		js, ok := want[k]
+		if !ok || hits[k] >= 1000 {
+			continue
+		}
+		hits[k]++
+		for _, j := range js {
+			votes[i-j] += len(k) + 1
+		}
+	}
+	starts := make([]int, 0, len(votes))
+	for s := range votes {
+		starts = append(starts, s)
+	}
+	slices.Sort(starts)
+	for _, s := range starts {
+		if votes[s] > score {
+			start, score = s, votes[s]
+		}
+	}
+	return max(start, 0), score
+}
+
+// squash collapses runs of whitespace to one space and trims the ends.
+func squash(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,318 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// ViewOptions say which lines of a file [View] shows.
+type ViewOptions struct {
+	// Start and End are the 1-based inclusive range to show; End -1 means to the end of
+	// the file. Start 0 asks for the default view: the first [DefaultLines] lines.
+	Start, End int
+	// MaxFileSize is the largest file shown without a range and the most text one view
+	// returns. A range reads only up to its end, so it works on files of any size.
+	MaxFileSize int64
+}
+
+// FileView is what [View] found.
+type FileView struct {
+	// Text holds the shown lines as cat -n prints them: the line number right-aligned in
+	// six columns, a tab, the line without its line ending, a newline.
+	Text        string
+	First, Last int   // lines shown, 1-based; Last is First-1 when none were
+	Lines       int   // lines in the file, or -1 when the view stopped before the end
+	Size        int64 // bytes in the file
+	AskedEnd    int   // the range's end, when it was past the end of the file and was clamped
+	More        bool  // the file goes on after Last
+	Capped      bool  // the range held more than MaxFileSize bytes of text; it stops at Last
+	Cut         int   // lines cut at MaxLineChars
+	CRLF        bool  // shown lines end with CRLF
+	NotUTF8     bool  // the file (or, for a large file, a shown line) is not valid UTF-8
+	MIME        string
+	Image       []byte // the whole file, when it is an image of type MIME
+	Content     []byte // the whole file, when it was small enough to read whole
+	Digest      Digest // of Content when it was read whole, else [StatDigest]
+}
+
+// View reads the lines opts asks for from the text file at path, or the whole file when it
+// is a PNG, JPEG, GIF or WebP image (detected by content; SVG is text). It refuses binary
+// files, FIFOs, devices and sockets without blocking, and a view without a range of a file
+// over opts.MaxFileSize. Large files are read in blocks and only up to the range's end.
+func View(path string, opts ViewOptions) (*FileView, error) {
+	first, last := opts.Start, opts.End
+	switch {
+	case first == 0:
+		first, last = 1, DefaultLines
+	case first < 1:
+		return nil, errorf(ErrInvalid, "view_range start %d is not a line number: lines are numbered from 1", first)
+	case last == -1:
+		last = math.MaxInt
+	case last < first:
+		return nil, errorf(ErrInvalid, "view_range [%d, %d] ends before it starts: give [start, end] with end >= start, or end -1 for the rest of the file", first, last)
+	}
+	f, info, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	v := &FileView{Size: info.Size(), Lines: -1}
+	if opts.Start == 0 && v.Size > opts.MaxFileSize {
+		return nil, errorf(ErrTooLarge, "%s is %s bytes, over the %s-byte limit (--max-file-size) for a whole view; view part of it with view_range [start, end], or search it with grep",
+			path, thousands(v.Size), thousands(opts.MaxFileSize))
+	}
+
+	var lr lineReader
+	if v.Size <= wholeFileLimit {
+		v.Content, err = io.ReadAll(io.LimitReader(f, wholeFileLimit))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		v.Digest = ContentDigest(v.Content)
+		lr = lineReader{data: v.Content, eof: true}
+	} else {
+		v.Digest = StatDigest(info)
+		buf := blocks.Get().(*[]byte)
+		defer blocks.Put(buf)
+		lr = lineReader{r: f, buf: *buf}
+		lr.fill()
+		if lr.err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, lr.err)
+		}
+	}
+
+	if mime := imageType(lr.data); mime != "" {
+		if v.Size > opts.MaxFileSize {
+			return nil, tooLarge(path, v.Size, opts.MaxFileSize)
+		}
+		v.MIME = mime
+		if v.Content != nil {
+			v.Image, v.Content = v.Content, nil
+			return v, nil
+		}
+		rest, err := io.ReadAll(io.LimitReader(f, opts.MaxFileSize-int64(len(lr.data))))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		v.Image = append(append(make([]byte, 0, len(lr.data)+len(rest)), lr.data...), rest...)
+		return v, nil
+	}
+	if typ, ok := binaryType(lr.data); ok {
+		return nil, binaryError(path, v.Size, typ)
+	}
+	v.NotUTF8 = v.Content != nil && !utf8.Valid(v.Content)
+	bom := bytes.HasPrefix(lr.data, utf8BOM)
+
+	line := lr.skip(first - 1)
+	eof := line < first-1
+	budget := opts.MaxFileSize
+	out := make([]byte, 0, 64<<10)
+	v.First = first
+	for !eof && line < last {
+		n, ok := lr.next(4*MaxLineChars + 4)
+		if !ok {
+			eof = true
+			break
+		}
+		line++
+		text := lr.line
+		if line == 1 && bom {
+			text = bytes.TrimPrefix(text, utf8BOM)
+		}
+		if n == len(lr.line) && bytes.HasSuffix(text, []byte("\r")) {
+			text = text[:len(text)-1]
+			v.CRLF = true
+		}
+		if !v.NotUTF8 && v.Content == nil && !utf8.Valid(text) {
+			v.NotUTF8 = true
+		}
+		var cut bool
+		total := len(text) // a bound on its characters, enough when the line is short
+		if total > MaxLineChars || lr.dropped > 0 {
+			total = chars(text) + lr.dropped
+		}
+		out, cut = appendNumbered(out, line, text, total)
+		if cut {
+			v.Cut++
+		}
+		if int64(len(out)) >= budget {
+			v.Capped = true
+			break
+		}
+	}
+	if lr.err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, lr.err)
+	}
+	v.Last = line
+	if !eof && !lr.more() {
+		eof = true
+	}
+	if lr.err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, lr.err)
+	}
+	v.More = !eof
+	if eof {
+		v.Lines = line
+		if first > line && !(first == 1 && line == 0) {
+			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %d lines", first, path, line)
+		}
+		if opts.Start != 0 && opts.End != -1 && opts.End > line {
+			v.AskedEnd = opts.End
+		}
+	}
+	if v.Last < v.First {
+		v.Last = v.First - 1
+	}
+	v.Text = string(out)
+	return v, nil
+}
+
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
+// blocks recycles the read buffers of streamed views.
+var blocks = sync.Pool{New: func() any { b := make([]byte, blockSize); return &b }}
+
+// lineReader reads lines from a file in large blocks, or from bytes already in memory.
+type lineReader struct {
+	r    io.Reader
+	buf  []byte
+	data []byte // unread bytes
+	eof  bool
+	err  error
+
+	line    []byte // the line read by next, up to its keep limit
+	dropped int    // characters of that line past the limit
+}
+
+// fill reads the next block; it reports whether any bytes came.
+func (lr *lineReader) fill() bool {
+	if lr.eof {
+		return false
+	}
+	n, err := io.ReadFull(lr.r, lr.buf)
+	lr.data = lr.buf[:n]
+	switch err {
+	case nil:
+	case io.EOF, io.ErrUnexpectedEOF:
+		lr.eof = true
+	default:
+		lr.err, lr.eof = err, true
+	}
+	return n > 0
+}
+
+// more reports whether any bytes are left.
+func (lr *lineReader) more() bool {
+	return len(lr.data) > 0 || lr.fill()
+}
+
+// skip moves past n lines and returns how many there were; fewer than n means the file
+// ended, and a last line without a newline counts. Whole blocks of lines are counted with
+// bytes.Count and never copied.
+func (lr *lineReader) skip(n int) int {
+	done := 0
+	tail := false // bytes after the last newline passed
+	for done < n {
+		if len(lr.data) == 0 && !lr.fill() {
+			if tail {
+				done++
+			}
+			return done
+		}
+		if c := bytes.Count(lr.data, newline); done+c < n {
+			done += c
+			tail = lr.data[len(lr.data)-1] != '\n'
+			lr.data = nil
+			continue
+		}
+		// The nth newline is in this block: narrow it down by counting in small pieces,
+		// then step through the last one.
+		for {
+			piece := lr.data[:min(len(lr.data), 4096)]
+			c := bytes.Count(piece, newline)
+			if done+c >= n {
+				break
+			}
+			done += c
+			lr.data = lr.data[len(piece):]
+		}
+		for done < n {
+			i := bytes.IndexByte(lr.data, '\n')
+			lr.data = lr.data[i+1:]
+			done++
+		}
+		tail = false
+	}
+	return done
+}
+
+var newline = []byte{'\n'}
+
+// next reads the next line without its newline into lr.line, keeping at most keep bytes
+// and counting the characters past them in lr.dropped. It returns the line's length in
+// bytes, and false at the end of the file.
+func (lr *lineReader) next(keep int) (int, bool) {
+	lr.line, lr.dropped = lr.line[:0], 0
+	n, started := 0, false
+	for {
+		if len(lr.data) == 0 && !lr.fill() {
+			return n, started
+		}
+		started = true
+		seg := lr.data
+		i := bytes.IndexByte(seg, '\n')
+		if i >= 0 {
+			seg = seg[:i]
+		}
+		room := min(max(keep-len(lr.line), 0), len(seg))
+		lr.line = append(lr.line, seg[:room]...)
+		lr.dropped += chars(seg[room:])
+		n += len(seg)
+		if i >= 0 {
+			lr.data = lr.data[i+1:]
+			return n, true
+		}
+		lr.data = nil
+	}
+}
+
+// chars counts the characters in b: every byte that does not continue a UTF-8 sequence.
+func chars(b []byte) int {
+	n := len(b)
+	for _, c := range b {
+		if c&0xC0 == 0x80 {
+			n--
+		}
+	}
+	return n
+}
+
+// appendNumbered appends line number n and text in the cat -n format. A line of more than
+// MaxLineChars characters (total counts them all, text may hold only a prefix) is cut there
+// with a note; cut reports that.
+func appendNumbered(out []byte, n int, text []byte, total int) (_ []byte, cut bool) {
+	var num [20]byte
+	digits := strconv.AppendInt(num[:0], int64(n), 10)
+	for i := len(digits); i < 6; i++ {
+		out = append(out, ' ')
+	}
+	out = append(append(out, digits...), '\t')
+	if total <= MaxLineChars {
+		out = append(out, text...)
+		return append(out, '\n'), false
+	}
+	i, seen := 0, 0
+	for i < len(text) && seen < MaxLineChars {
+		_, size := utf8.DecodeRune(text[i:])
+		i += size
+		seen++
+	}
+	out = append(out, text[:i]...)
+	out = fmt.Appendf(out, " … [line cut: %s of %s characters shown]\n", thousands(MaxLineChars), thousands(int64(total)))
+	return out, true
+}

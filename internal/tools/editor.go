@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/files"
+	"github.com/mjkoo/boris/internal/session"
+)
+
+// editorCommand is str_replace_editor's command.
+type editorCommand string
+
+var editorCommands = []any{"view", "create", "str_replace", "insert", "undo_edit"}
+
+// EditorArgs are the arguments of str_replace_editor, the single file tool of
+// --anthropic-compat. Which ones apply depends on Command.
+type EditorArgs struct {
+	Command    editorCommand `json:"command" jsonschema:"What to do: view, create, str_replace, insert or undo_edit."`
+	Path       string        `json:"path" jsonschema:"File or directory to work on: an absolute path, or relative to the working directory."`
+	ViewRange  lineRange     `json:"view_range,omitempty" jsonschema:"view: lines to show as [start, end], numbered from 1, both included; end -1 means to the end of the file. Without it a file shows its first 2000 lines."`
+	FileText   string        `json:"file_text,omitempty" jsonschema:"create: the whole content of the file, written exactly as given."`
+	OldStr     string        `json:"old_str,omitempty" jsonschema:"str_replace: exact text to replace, copied from the file with its whitespace and indentation, without view's line numbers. It must occur exactly once unless replace_all is set."`
+	NewStr     *string       `json:"new_str,omitempty" jsonschema:"str_replace: text to put in place of old_str (empty or omitted deletes it). insert: the text to insert."`
+	ReplaceAll bool          `json:"replace_all,omitempty" jsonschema:"str_replace: replace every occurrence of old_str instead of requiring exactly one."`
+	InsertLine *int          `json:"insert_line,omitempty" jsonschema:"insert: the line after which to insert; 0 inserts before the first line."`
+	InsertText *string       `json:"insert_text,omitempty" jsonschema:"insert: the text to insert, if not given in new_str."`
+}
+
+const editorDescription = "View, create and edit files. The command parameter picks the operation:\n" +
+	"- view: a text file comes back as numbered lines in `cat -n` format (line number right-aligned in 6 columns, a tab, the line); the numbers are not part of the file. Without view_range the first 2000 lines are shown, with a note saying how to see more; view_range [start, end] shows those lines (end -1: to the end; an end past the last line is clamped and the note says so). Lines over 2000 characters are cut with a note. A directory lists two levels deep (directories end in /, symlinks show as name -> target, .git and node_modules skipped). PNG, JPEG, GIF and WebP files come back as images; SVG is text. Binary files, FIFOs and devices are refused.\n" +
+	"- create: write file_text to path, creating parent directories or overwriting the file (an existing file keeps its mode). The write is atomic.\n" +
+	"- str_replace: replace old_str with new_str. old_str must match the file exactly, whitespace included, and occur exactly once (include surrounding lines to make it unique) unless replace_all is set. An empty or omitted new_str deletes old_str. An old_str with \\n line endings matches a file with \\r\\n endings; the file keeps its line endings, BOM, encoding and final newline.\n" +
+	"- insert: insert new_str after line insert_line (0: before the first line).\n" +
+	"- undo_edit: undo the last create, str_replace or insert of path made in this session, if the file still holds what that edit wrote.\n" +
+	"%sEach edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
+
+func addEditor(s *mcp.Server, h *handlers) {
+	schema, err := jsonschema.For[EditorArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[editorCommand](): {Type: "string", Enum: editorCommands},
+		reflect.TypeFor[lineRange]():     {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
+	}})
+	if err != nil {
+		panic(err) // a bad argument struct: a programmer mistake found at startup
+	}
+	for _, p := range schema.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
+		}
+	}
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "str_replace_editor",
+		Title:       "View, create and edit files",
+		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", "")),
+		InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
+	}, coded(h.editor))
+}
+
+func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in EditorArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	var s string
+	switch in.Command {
+	case "view":
+		res, err := h.viewPath(sess, in.Path, in.ViewRange)
+		return res, nil, err
+	case "create":
+		s, err = h.create(sess, in.Path, in.FileText)
+	case "str_replace":
+		s, err = h.replace(sess, in.Path, in.OldStr, deref(in.NewStr), in.ReplaceAll)
+	case "insert":
+		t := in.NewStr
+		if t == nil || *t == "" && in.InsertText != nil {
+			t = in.InsertText
+		}
+		if in.InsertLine == nil {
+			return nil, nil, errorf(CodeInvalidArgument, "insert needs insert_line: the line after which to insert (0 inserts before the first line)")
+		}
+		if t == nil {
+			return nil, nil, errorf(CodeInvalidArgument, "insert needs the text to insert, in new_str")
+		}
+		s, err = h.insert(sess, in.Path, *in.InsertLine, *t)
+	case "undo_edit":
+		s, err = h.undo(sess, in.Path)
+	default:
+		return nil, nil, errorf(CodeInvalidArgument, "unknown command %q: use view, create, str_replace, insert or undo_edit", in.Command)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(s), nil, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// insert is str_replace_editor's insert.
+func (h *handlers) insert(sess *session.Session, path string, after int, t string) (string, error) {
+	abs, err := sess.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	e, err := files.Insert(abs, after, t, h.editOptions(sess, abs))
+	if err != nil {
+		return "", fileError(err, path, sess)
+	}
+	h.wrote(sess, abs, e.Old, true, e.New)
+	where := fmt.Sprintf("after line %d", after)
+	if after == 0 {
+		where = "at the top"
+	}
+	s := fmt.Sprintf("Inserted %d line(s) %s of %s (now lines %d-%d). The edited region reads:\n%s", e.Last-e.First+1, where, abs, e.First, e.Last, e.Snippet)
+	if e.CRLF {
+		s += "\n(The text was written with CRLF line endings, like the rest of the file.)"
+	}
+	return s, nil
+}
+
+// undo is str_replace_editor's undo_edit.
+func (h *handlers) undo(sess *session.Session, path string) (string, error) {
+	abs, err := sess.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	c, ok := sess.LastChange(abs)
+	if !ok {
+		return "", errorf(CodeInvalidArgument, "there is no edit of %s in this session to undo", abs)
+	}
+	if err := files.Restore(abs, c.Old, c.Existed, files.Digest(c.Wrote), h.Config.MaxFileSize); err != nil {
+		return "", fileError(err, path, sess)
+	}
+	sess.DropLastChange(abs)
+	if !c.Existed {
+		return fmt.Sprintf("Undid the last edit of %s: that edit created the file, so it was removed.", abs), nil
+	}
+	sess.MarkSeen(abs, session.Digest(files.ContentDigest(c.Old)))
+	sess.Remember(abs, c.Old)
+	return fmt.Sprintf("Undid the last edit of %s: it holds its previous content again (%s bytes).", abs, count(int64(len(c.Old)))), nil
+}

@@ -1,0 +1,188 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/files"
+	"github.com/mjkoo/boris/internal/session"
+)
+
+// lineRange is a view_range: [start, end].
+type lineRange []int
+
+// ViewArgs are the arguments of view.
+type ViewArgs struct {
+	Path      string    `json:"path" jsonschema:"File or directory to view: an absolute path, or relative to the working directory."`
+	ViewRange lineRange `json:"view_range,omitempty" jsonschema:"Lines to show as [start, end]: numbered from 1, both included; end -1 means to the end of the file. Without it a file shows its first 2000 lines. Only for files."`
+}
+
+const viewDescription = "Read a file or list a directory.\n\n" +
+	"A text file comes back as numbered lines in `cat -n` format: the line number right-aligned in 6 columns, a tab, then the line. The numbers are not part of the file: leave them out of str_replace's old_str. " +
+	"Without view_range the first 2000 lines are shown, with a note saying how to see more; view_range [start, end] shows lines start to end (end -1 reads to the end; an end past the last line is clamped and the note says so). " +
+	"Lines longer than 2000 characters are cut with a note. Ranges read only the lines they need, so they also work on files over the size limit, which otherwise are refused.\n\n" +
+	"A directory lists its files and subdirectories two levels deep, sorted: directories end in /, symlinks show as name -> target (not followed), dotfiles are shown, .git and node_modules are skipped.\n\n" +
+	"PNG, JPEG, GIF and WebP files come back as images; SVG files are text. Binary files, FIFOs, sockets and devices are refused."
+
+const viewRuleNote = " Viewing a file is what lets you edit it with str_replace."
+
+func addView(s *mcp.Server, h *handlers) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "view",
+		Title:       "View a file or directory",
+		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
+		InputSchema: schemaFor[ViewArgs](),
+		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, coded(h.view))
+}
+
+func (h *handlers) view(_ context.Context, req *mcp.CallToolRequest, in ViewArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := h.viewPath(sess, in.Path, in.ViewRange)
+	return res, nil, err
+}
+
+// viewPath is view, shared with str_replace_editor: a directory listing, an image, or
+// numbered lines; viewing a file records it as seen.
+func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange) (*mcp.CallToolResult, error) {
+	abs, err := sess.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, fileError(err, path, sess)
+	}
+	if info.IsDir() {
+		if rng != nil {
+			return nil, errorf(CodeInvalidArgument, "%s is a directory; view_range applies to files only: leave it out to list the directory", abs)
+		}
+		l, err := files.List(abs, files.DefaultListMax, sess.Scope.Hidden)
+		if err != nil {
+			return nil, fileError(err, path, sess)
+		}
+		return text(formatListing(abs, l)), nil
+	}
+	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize}
+	if rng != nil {
+		if len(rng) != 2 {
+			return nil, errorf(CodeInvalidArgument, "view_range needs two numbers, [start, end] (end -1 for the rest of the file), got %d", len(rng))
+		}
+		if rng[0] < 1 {
+			return nil, errorf(CodeInvalidArgument, "view_range start %d is not a line number: lines are numbered from 1", rng[0])
+		}
+		opts.Start, opts.End = rng[0], rng[1]
+	}
+	v, err := files.View(abs, opts)
+	if err != nil {
+		return nil, fileError(err, path, sess)
+	}
+	if v.MIME != "" {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: v.Image, MIMEType: v.MIME}}}, nil
+	}
+	sess.MarkSeen(abs, session.Digest(v.Digest))
+	sess.Remember(abs, v.Content)
+	return text(formatView(abs, v, h.Config.MaxFileSize)), nil
+}
+
+func formatView(abs string, v *files.FileView, limit int64) string {
+	var b strings.Builder
+	b.WriteString(v.Text)
+	note := func(format string, args ...any) {
+		b.WriteString("[")
+		fmt.Fprintf(&b, format, args...)
+		b.WriteString("]\n")
+	}
+	switch {
+	case v.Lines == 0:
+		note("%s is empty", abs)
+	case v.Capped:
+		note("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
+	case v.AskedEnd != 0:
+		note("view_range end %d is past the end of the file, which has %d lines: showed lines %d-%d", v.AskedEnd, v.Lines, v.First, v.Last)
+	case v.More && v.First == 1 && v.Last == files.DefaultLines:
+		note("Showed lines 1-%d; the file goes on (%s bytes in all). view_range [%d, %d] shows the next %d lines", v.Last, count(v.Size), v.Last+1, v.Last+files.DefaultLines, files.DefaultLines)
+	}
+	if v.Cut > 0 {
+		note("%d line(s) longer than %d characters were cut; grep, or bash (cut -c, fold), shows the rest", v.Cut, files.MaxLineChars)
+	}
+	if v.CRLF {
+		note("The file has CRLF (\\r\\n) line endings, not shown above; edits keep them")
+	}
+	if v.NotUTF8 {
+		note("The file is not valid UTF-8 (Latin-1 or another encoding): bytes that are not UTF-8 show as �. Edits keep those bytes; leave � out of old_str and new_str")
+	}
+	return b.String()
+}
+
+func formatListing(abs string, l *files.Listing) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/ (%d levels deep; directories end in /, symlinks show as name -> target; .git and node_modules skipped):\n", strings.TrimSuffix(abs, "/"), files.ListDepth)
+	for _, e := range l.Entries {
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	if len(l.Entries) == 0 && l.Omitted == 0 {
+		b.WriteString("(empty)\n")
+	}
+	if l.Omitted > 0 {
+		fmt.Fprintf(&b, "[%d more entries not shown; view a subdirectory to see its contents]\n", l.Omitted)
+	}
+	return b.String()
+}
+
+// fileError gives a files or OS error the code and wording the model needs.
+func fileError(err error, path string, sess *session.Session) error {
+	switch {
+	case errors.Is(err, files.ErrInvalid), errors.Is(err, files.ErrLossy):
+		return withCode(CodeInvalidArgument, err)
+	case errors.Is(err, files.ErrTooLarge):
+		return withCode(CodeTooLarge, err)
+	case errors.Is(err, files.ErrUnsupported):
+		return withCode(CodeUnsupported, err)
+	case errors.Is(err, files.ErrNoMatch):
+		return withCode(CodeNoMatch, err)
+	case errors.Is(err, files.ErrAmbiguous):
+		return withCode(CodeAmbiguous, err)
+	case errors.Is(err, files.ErrNotViewed), errors.Is(err, files.ErrStale):
+		return withCode(CodeStale, err)
+	case errors.Is(err, fs.ErrNotExist):
+		return errorf(CodeNotFound, "%s does not exist (relative paths are taken against the working directory, %s)", path, sess.Cwd())
+	}
+	return err
+}
+
+// count formats n with thousands separators.
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	var b []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+// schemaFor is the input schema of T, with view_range as an array of exactly two integers.
+func schemaFor[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[lineRange](): {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
+	}})
+	if err != nil {
+		panic(err) // a bad argument struct: a programmer mistake found at startup
+	}
+	return s
+}
