@@ -8,7 +8,7 @@ import (
 // openScope allows everything.
 type openScope struct{}
 
-func (openScope) Hidden(string) bool  { return false }
+func (openScope) Hidden(string) bool { return false }
 func (openScope) Check(string) error { return nil }
 
 // BenchmarkCorpus searches the tree named by BORIS_BENCH_CORPUS (for example a copy of

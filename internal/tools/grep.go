@@ -155,7 +155,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		if total < res.MatchedLines {
 			p.total = -1 // some files' output was cut: the total is not known
 		}
-		p.formatContent(&b, res.Files, rel, nums)
+		p.formatContent(&b, res.Files, rel, nums, before+after > 0)
 	}
 	b.WriteString(p.note())
 	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
@@ -163,8 +163,9 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 }
 
 // formatContent writes content-mode lines in ripgrep's style: path:num:text for matches,
-// path-num-text for context, and "--" between groups that are not adjacent.
-func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums bool) {
+// path-num-text for context and, when there is context, "--" between groups that are not
+// adjacent.
+func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums, context bool) {
 	for fi, f := range files {
 		path := rel(f.Path)
 		for i, l := range f.Output {
@@ -173,7 +174,7 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 				sep = ":"
 			}
 			var line strings.Builder
-			if p.shown > 0 && (l.Gap || i == 0 && fi > 0) {
+			if context && p.shown > 0 && (l.Gap || i == 0 && fi > 0) {
 				line.WriteString("--\n")
 			}
 			line.WriteString(path)
