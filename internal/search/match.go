@@ -59,14 +59,19 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 		}
 		tree = noNewline(tree)
 	}
-	src := tree.String()
-	if m.line, err = regexp.Compile(src); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, quote(pattern), err)
-	}
-	if m.buf, err = regexp.Compile("(?m)" + src); err != nil {
+	if m.line, err = regexp.Compile(tree.String()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, quote(pattern), err)
 	}
 	info := extract(tree.Simplify())
+	// On a whole buffer, ^ and $ (and \A, \z) mean the start and end of a line, as
+	// they do when one line is matched on its own.
+	tree, _ = syntax.Parse(pattern, flags)
+	if !multiline {
+		tree = noNewline(tree)
+	}
+	if m.buf, err = regexp.Compile(lineAnchors(tree).String()); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, quote(pattern), err)
+	}
 	m.lits, m.exact = info.choose()
 	return m, nil
 }
@@ -140,6 +145,20 @@ func noNewline(re *syntax.Regexp) *syntax.Regexp {
 	}
 	for i, s := range re.Sub {
 		re.Sub[i] = noNewline(s)
+	}
+	return re
+}
+
+// lineAnchors turns text anchors into line anchors.
+func lineAnchors(re *syntax.Regexp) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpBeginText:
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndText:
+		re.Op = syntax.OpEndLine
+	}
+	for i, s := range re.Sub {
+		re.Sub[i] = lineAnchors(s)
 	}
 	return re
 }
