@@ -278,23 +278,28 @@ func (m *matcher) matchLines(buf []byte, f finder, fn func(start, end int) bool)
 		m.multiLines(buf, f, fn)
 		return
 	}
+	if f == nil {
+		// No literal to look for: Go's regexp is faster on many short lines (where it
+		// can backtrack) than on one long buffer (where it runs its NFA).
+		for start := 0; start < len(buf); {
+			end := bytes.IndexByte(buf[start:], '\n')
+			if end < 0 {
+				end = len(buf)
+			} else {
+				end += start
+			}
+			if m.line.Match(buf[start:end]) && !fn(start, end) {
+				return
+			}
+			start = end + 1
+		}
+		return
+	}
 	pos := 0
 	for pos < len(buf) {
 		var c int
-		verified := false
-		if f != nil {
-			if c = f.next(buf, pos); c < 0 {
-				return
-			}
-		} else {
-			loc := m.buf.FindIndex(buf[pos:])
-			if loc == nil {
-				return
-			}
-			c, verified = pos+loc[0], true
-			if c == len(buf) && buf[c-1] == '\n' {
-				return // the empty "line" after the final newline
-			}
+		if c = f.next(buf, pos); c < 0 {
+			return
 		}
 		start := bytes.LastIndexByte(buf[:c], '\n') + 1
 		end := bytes.IndexByte(buf[c:], '\n')
@@ -303,7 +308,7 @@ func (m *matcher) matchLines(buf []byte, f finder, fn func(start, end int) bool)
 		} else {
 			end += c
 		}
-		if verified || m.exact || m.line.Match(buf[start:end]) {
+		if m.exact || m.line.Match(buf[start:end]) {
 			if !fn(start, end) {
 				return
 			}
