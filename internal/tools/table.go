@@ -11,4 +11,6 @@ var table = []entry{
 	{"str_replace", split, addStrReplace},
 	{"create_file", split, addCreateFile},
 	{"str_replace_editor", compat, addEditor},
+	{"grep", always, addGrep},
+	{"find", always, addFind},
 }

@@ -1,0 +1,139 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// EntryType selects what [Find] lists.
+type EntryType int
+
+// Entry types.
+const (
+	Files EntryType = iota
+	Dirs
+	FilesAndDirs
+)
+
+// FindOptions configure [Find].
+type FindOptions struct {
+	Filter
+	// Pattern is a glob (see [Glob]) matched against paths relative to the root; braces
+	// list alternatives. A pattern without a slash matches names at any depth.
+	Pattern string
+	Type    EntryType
+	// Keep is how many entries, newest first, the result must hold; 0 means 10,000.
+	Keep int
+}
+
+// FindResult is what [Find] found.
+type FindResult struct {
+	Entries []Entry // newest first, ties by path; at most about Keep
+	Matched int     // in all
+	Skipped Skipped
+}
+
+// Entry is one path found.
+type Entry struct {
+	Path    string // absolute, under the root
+	ModTime time.Time
+	Dir     bool
+}
+
+// Find lists the paths under the directory root (a real path the scope allows) that
+// match opts.Pattern.
+func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*FindResult, error) {
+	pattern := cleanPattern(opts.Pattern)
+	if pattern == "" {
+		return nil, fmt.Errorf("%w: %v", ErrPattern, errEmptyPattern)
+	}
+	g, err := CompileGlob(pattern, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPattern, err)
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory; give find the directory to search", root)
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = 10_000
+	}
+	top := newTopN(opts.Keep, func(a, b Entry) bool {
+		if !a.ModTime.Equal(b.ModTime) {
+			return a.ModTime.After(b.ModTime)
+		}
+		return a.Path < b.Path
+	}, func(Entry) int { return 1 })
+	var matched atomic.Int64
+	w, err := newWalker(ctx, root, scope, &opts.Filter, func(_ int, j *job) {
+		if j.dir && opts.Type == Files || !j.dir && opts.Type == Dirs {
+			return
+		}
+		if !g.Match(relUnder(j.path, root)) {
+			return
+		}
+		var mtime time.Time
+		if j.open != "" {
+			if fi, err := os.Stat(j.open); err == nil {
+				mtime = fi.ModTime()
+			}
+		} else if fi, err := j.entry.Info(); err == nil {
+			mtime = fi.ModTime()
+		}
+		matched.Add(1)
+		top.add(Entry{Path: j.path, ModTime: mtime, Dir: j.dir})
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.inline = true
+	w.dirs = opts.Type != Files
+	if err := w.run(startDir(scope, root, pattern)); err != nil {
+		return nil, err
+	}
+	return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: w.snapshot()}, nil
+}
+
+// cleanPattern turns separators into slashes and collapses a repeated leading "./".
+func cleanPattern(p string) string {
+	p = filepath.ToSlash(strings.TrimSpace(p))
+	for strings.HasPrefix(p, "././") {
+		p = p[2:]
+	}
+	return p
+}
+
+// startDir is where the walk can begin: the deepest directory named literally at the
+// start of pattern ("src/pkg" in "src/pkg/**/*.go"), when it is a real directory in
+// scope; otherwise root. Naming a directory this way searches it as if it were the root
+// given, even when it is hidden or ignored.
+func startDir(scope Scope, root, pattern string) string {
+	prefix, _ := LiteralPrefix(pattern)
+	if prefix == "" {
+		return root
+	}
+	dir := root
+	for _, part := range strings.Split(prefix, "/") {
+		if part == "." {
+			continue
+		}
+		if part == ".." || part == ".git" {
+			return root
+		}
+		next := joinPath(dir, part)
+		fi, err := os.Lstat(next)
+		if err != nil || !fi.IsDir() || scope.Hidden(next) {
+			return root
+		}
+		dir = next
+	}
+	return dir
+}

@@ -1,0 +1,308 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// maxBraceExpansions bounds how many alternatives a pattern with {a,b} groups may expand to.
+const maxBraceExpansions = 256
+
+// Glob is a compiled glob: '*' and '?' match within one path segment, '**' as a whole
+// segment matches any number of segments, '[...]' is a character class ('!' or '^'
+// negates), '\' escapes, and '{a,b}' lists alternatives. A pattern without a slash matches
+// the last path segment (a file name at any depth), as .gitignore and ripgrep's --glob do;
+// a pattern with a slash matches the whole relative path.
+type Glob struct {
+	alts []globPath
+}
+
+type globPath struct {
+	segs     []segment
+	basename bool // no slash in the pattern: match the last segment only
+	// strictTail makes a trailing '**' match one or more segments, as in .gitignore,
+	// where "dir/**" matches what is inside dir but not dir itself.
+	strictTail bool
+}
+
+// segment is one slash-separated part of a pattern.
+type segment struct {
+	kind segKind
+	lit  string // literal text, suffix or prefix, depending on kind
+	pat  string // path.Match pattern for segGlob
+}
+
+type segKind uint8
+
+const (
+	segLiteral segKind = iota
+	segStar            // '*': any non-empty... any segment
+	segSuffix          // '*lit'
+	segPrefix          // 'lit*'
+	segGlob            // anything else, via path.Match
+	segAny             // '**'
+)
+
+// CompileGlob compiles pattern. braces says whether '{a,b}' lists alternatives (.gitignore
+// treats braces literally).
+func CompileGlob(pattern string, braces bool) (*Glob, error) {
+	alts := []string{pattern}
+	if braces {
+		var err error
+		if alts, err = expandBraces(pattern); err != nil {
+			return nil, err
+		}
+	}
+	g := &Glob{}
+	for _, a := range alts {
+		gp, err := compilePath(a)
+		if err != nil {
+			return nil, err
+		}
+		g.alts = append(g.alts, gp)
+	}
+	return g, nil
+}
+
+func compilePath(p string) (globPath, error) {
+	gp := globPath{basename: !strings.Contains(strings.TrimSuffix(p, "/"), "/")}
+	p = strings.TrimPrefix(p, "/")
+	p = strings.TrimSuffix(p, "/")
+	for _, s := range strings.Split(p, "/") {
+		if s == "." && len(gp.segs) == 0 {
+			continue // "./name" anchors name at the root
+		}
+		if s == "**" {
+			if n := len(gp.segs); n > 0 && gp.segs[n-1].kind == segAny {
+				continue
+			}
+			gp.segs = append(gp.segs, segment{kind: segAny})
+			continue
+		}
+		seg, err := compileSegment(s)
+		if err != nil {
+			return globPath{}, err
+		}
+		gp.segs = append(gp.segs, seg)
+	}
+	if len(gp.segs) == 0 {
+		return globPath{}, fmt.Errorf("pattern %q names no file", p)
+	}
+	return gp, nil
+}
+
+func compileSegment(s string) (segment, error) {
+	// A '**' inside a segment ("a**b") means the same as '*'.
+	for strings.Contains(s, "**") {
+		s = strings.ReplaceAll(s, "**", "*")
+	}
+	if !strings.ContainsAny(s, `*?[\`) {
+		return segment{kind: segLiteral, lit: s}, nil
+	}
+	if s == "*" {
+		return segment{kind: segStar}, nil
+	}
+	if rest := s[1:]; s[0] == '*' && !strings.ContainsAny(rest, `*?[\`) {
+		return segment{kind: segSuffix, lit: rest}, nil
+	}
+	if head := s[:len(s)-1]; s[len(s)-1] == '*' && !strings.ContainsAny(head, `*?[\`) {
+		return segment{kind: segPrefix, lit: head}, nil
+	}
+	pat := translateClasses(s)
+	if _, err := path.Match(pat, ""); err != nil {
+		return segment{}, fmt.Errorf("bad glob segment %q: %w", s, err)
+	}
+	return segment{kind: segGlob, pat: pat}, nil
+}
+
+// translateClasses turns gitignore's '[!...]' negation into path.Match's '[^...]'.
+func translateClasses(s string) string {
+	if !strings.Contains(s, "[!") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) {
+			b.WriteByte(c)
+			b.WriteByte(s[i+1])
+			i++
+			continue
+		}
+		b.WriteByte(c)
+		if c == '[' && i+1 < len(s) && s[i+1] == '!' {
+			b.WriteByte('^')
+			i++
+		}
+	}
+	return b.String()
+}
+
+func (s *segment) match(name string) bool {
+	switch s.kind {
+	case segLiteral:
+		return name == s.lit
+	case segStar:
+		return true
+	case segSuffix:
+		return strings.HasSuffix(name, s.lit)
+	case segPrefix:
+		return strings.HasPrefix(name, s.lit)
+	case segAny:
+		return true
+	}
+	ok, _ := path.Match(s.pat, name)
+	return ok
+}
+
+// Match reports whether the slash-separated relative path rel matches.
+func (g *Glob) Match(rel string) bool {
+	for i := range g.alts {
+		if g.alts[i].match(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+func (gp *globPath) match(rel string) bool {
+	if gp.basename {
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			rel = rel[i+1:]
+		}
+		return gp.segs[0].match(rel)
+	}
+	// A common shape, '**/name', needs only the last segment.
+	if len(gp.segs) == 2 && gp.segs[0].kind == segAny {
+		base := rel
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			base = rel[i+1:]
+		}
+		return gp.segs[1].match(base)
+	}
+	return matchSegs(gp.segs, rel, gp.strictTail)
+}
+
+// matchSegs matches segs against the slash-separated path p.
+func matchSegs(segs []segment, p string, strictTail bool) bool {
+	for len(segs) > 0 {
+		s := &segs[0]
+		if s.kind == segAny {
+			rest := segs[1:]
+			if len(rest) == 0 {
+				return true
+			}
+			for {
+				if matchSegs(rest, p, strictTail) {
+					return true
+				}
+				i := strings.IndexByte(p, '/')
+				if i < 0 {
+					return false
+				}
+				p = p[i+1:]
+			}
+		}
+		head, tail, more := strings.Cut(p, "/")
+		if !s.match(head) {
+			return false
+		}
+		segs = segs[1:]
+		if !more {
+			// Nothing left of the path: only a trailing '**' may remain.
+			return len(segs) == 0 || len(segs) == 1 && segs[0].kind == segAny && !strictTail
+		}
+		p = tail
+	}
+	return false
+}
+
+// LiteralPrefix returns the leading segments of a slash-containing pattern that have no
+// glob characters, such as "src/pkg" for "src/pkg/**/*.go", and the rest of the pattern.
+// Walking can start at the prefix instead of the root.
+func LiteralPrefix(pattern string) (prefix, rest string) {
+	if !strings.Contains(pattern, "/") {
+		return "", pattern
+	}
+	segs := strings.Split(pattern, "/")
+	n, skip := 0, 0
+	for n < len(segs)-1 && segs[n] == "." {
+		n++
+		skip++
+	}
+	for n < len(segs)-1 && segs[n] != "" && segs[n] != ".." && !strings.ContainsAny(segs[n], `*?[]{}\`) {
+		n++
+	}
+	if n == skip {
+		return "", pattern
+	}
+	return strings.Join(segs[skip:n], "/"), strings.Join(segs[n:], "/")
+}
+
+// expandBraces expands '{a,b}' alternatives, nested or not, into plain patterns.
+func expandBraces(p string) ([]string, error) {
+	open := -1
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '{':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case '}':
+			if depth == 0 {
+				return nil, fmt.Errorf("unmatched '}' in pattern %q", p)
+			}
+			depth--
+			if depth > 0 {
+				continue
+			}
+			head, body, tail := p[:open], p[open+1:i], p[i+1:]
+			var out []string
+			for _, alt := range splitTopLevel(body) {
+				more, err := expandBraces(head + alt + tail)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, more...)
+				if len(out) > maxBraceExpansions {
+					return nil, fmt.Errorf("pattern %q expands to more than %d alternatives", p, maxBraceExpansions)
+				}
+			}
+			return out, nil
+		}
+	}
+	if depth > 0 {
+		return nil, fmt.Errorf("unmatched '{' in pattern %q", p)
+	}
+	return []string{p}, nil
+}
+
+// splitTopLevel splits s on commas outside nested braces.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+var errEmptyPattern = errors.New("pattern is empty")

@@ -1,0 +1,421 @@
+// Package search finds things in a tree of files: grep searches file contents with a
+// regular expression and find lists paths matching a glob. Both walk in parallel, obey
+// .gitignore-style rules and a [Scope], never open anything but regular files, and count
+// what they skipped so that an empty result can be told apart from a blind spot.
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// Mode is what [Grep] reports.
+type Mode int
+
+// Grep output modes.
+const (
+	FilesWithMatches Mode = iota // paths of matching files, newest first
+	Content                      // matching lines, with context
+	Count                        // matching lines per file
+)
+
+// binaryProbe is how much of a file's start is checked for a NUL byte.
+const binaryProbe = 8 << 10
+
+// DefaultMaxLine is the default longest line shown; longer lines are cut.
+const DefaultMaxLine = 500
+
+// GrepOptions configure [Grep].
+type GrepOptions struct {
+	Filter
+	Pattern    string // RE2 syntax
+	IgnoreCase bool
+	Multiline  bool // matches may span lines and '.' matches '\n'
+	Mode       Mode
+	Before     int // context lines before each match (Content)
+	After      int // context lines after each match (Content)
+	// Keep is how many entries (files, or output lines in Content mode) in sort order the
+	// result must hold; later ones are dropped as they are found. 0 means 10,000.
+	Keep int
+	// MaxLine is the longest line shown, in bytes; 0 means DefaultMaxLine.
+	MaxLine int
+}
+
+// GrepResult is what [Grep] found.
+type GrepResult struct {
+	// Files holds matching files in order: newest first for FilesWithMatches (ties by
+	// path), by path otherwise. It may stop once it holds Keep entries.
+	Files        []FileMatch
+	MatchedFiles int // in all
+	MatchedLines int // in all
+	Searched     int // files read
+	Skipped      Skipped
+}
+
+// FileMatch is one matching file.
+type FileMatch struct {
+	Path    string // absolute, under the root
+	ModTime time.Time
+	Lines   int    // matching lines
+	Output  []Line // Content mode: matching lines and their context, possibly cut short
+}
+
+// Line is one output line in Content mode.
+type Line struct {
+	Num   int
+	Text  string
+	Match bool // a matching line, not context
+	Cut   int  // bytes cut from the end of a long line
+	Gap   bool // lines were left out before this one
+}
+
+// Grep searches the file or directory root (a real path the scope allows).
+func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*GrepResult, error) {
+	m, err := compileMatcher(opts.Pattern, opts.IgnoreCase, opts.Multiline)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = 10_000
+	}
+	if opts.MaxLine <= 0 {
+		opts.MaxLine = DefaultMaxLine
+	}
+	g := &grep{m: m, opts: &opts}
+	switch opts.Mode {
+	case FilesWithMatches:
+		g.top = newTopN(opts.Keep, newestFirst, one)
+	case Count:
+		g.top = newTopN(opts.Keep, byPath, one)
+	default:
+		g.top = newTopN(opts.Keep, byPath, func(f FileMatch) int { return max(len(f.Output), 1) })
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	var sk Skipped
+	switch {
+	case info.Mode().IsRegular():
+		g.counters = &counters{}
+		g.workers = make([]grepWorker, 1)
+		g.workers[0].find = newFinder(m.lits)
+		g.file(0, root, root)
+		sk.Binary, sk.TooLarge, sk.Special, sk.Unreadable = int(g.binary.Load()), int(g.tooLarge.Load()), int(g.special.Load()), int(g.unreadable.Load())
+	case info.IsDir():
+		w, err := newWalker(ctx, root, scope, &opts.Filter, func(id int, j *job) {
+			open := j.open
+			if open == "" {
+				open = j.path
+			}
+			g.file(id, j.path, open)
+		})
+		if err != nil {
+			return nil, err
+		}
+		g.workers = make([]grepWorker, workerCount())
+		for i := range g.workers {
+			g.workers[i].find = newFinder(m.lits)
+		}
+		g.counters = &w.counters
+		if err := w.run(root); err != nil {
+			return nil, err
+		}
+		sk = w.snapshot()
+	default:
+		return nil, fmt.Errorf("%s is not a regular file or directory; grep does not read FIFOs, sockets or devices", root)
+	}
+	return &GrepResult{
+		Files:        g.top.sorted(),
+		MatchedFiles: int(g.files.Load()),
+		MatchedLines: int(g.lines.Load()),
+		Searched:     int(g.searched.Load()),
+		Skipped:      sk,
+	}, nil
+}
+
+func one(FileMatch) int { return 1 }
+
+func newestFirst(a, b FileMatch) bool {
+	if !a.ModTime.Equal(b.ModTime) {
+		return a.ModTime.After(b.ModTime)
+	}
+	return a.Path < b.Path
+}
+
+func byPath(a, b FileMatch) bool { return a.Path < b.Path }
+
+type grep struct {
+	m       *matcher
+	opts    *GrepOptions
+	top     *topN[FileMatch]
+	workers []grepWorker
+	*counters
+	files, lines, searched atomic.Int64
+}
+
+// grepWorker is one goroutine's reusable state.
+type grepWorker struct {
+	buf  []byte
+	find finder
+	hits []span
+}
+
+// span is one matching line: its bounds (end excludes '\n') and number.
+type span struct {
+	start, end, num int
+}
+
+// file searches one file. path is what results show; open is what is read.
+func (g *grep) file(id int, path, open string) {
+	w := &g.workers[id]
+	data, mtime, ok := g.read(w, open)
+	if !ok {
+		return
+	}
+	g.searched.Add(1)
+	if bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0 {
+		g.binary.Add(1)
+		return
+	}
+	switch g.opts.Mode {
+	case FilesWithMatches:
+		found := false
+		g.m.matchLines(data, w.find, func(_, _ int) bool {
+			found = true
+			return false
+		})
+		if found {
+			g.files.Add(1)
+			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: 1})
+		}
+	case Count:
+		n := 0
+		g.m.matchLines(data, w.find, func(_, _ int) bool {
+			n++
+			return true
+		})
+		if n > 0 {
+			g.files.Add(1)
+			g.lines.Add(int64(n))
+			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: n})
+		}
+	default:
+		w.hits = w.hits[:0]
+		n := 0
+		ln := lineCounter{}
+		g.m.matchLines(data, w.find, func(s, e int) bool {
+			n++
+			if len(w.hits) < g.opts.Keep {
+				w.hits = append(w.hits, span{s, e, ln.at(data, s)})
+			}
+			return true
+		})
+		if n > 0 {
+			g.files.Add(1)
+			g.lines.Add(int64(n))
+			out := contextLines(data, w.hits, g.opts.Before, g.opts.After, g.opts.Keep, g.opts.MaxLine)
+			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: n, Output: out})
+		}
+	}
+}
+
+// read loads a regular file into the worker's buffer; see readFile.
+func (g *grep) read(w *grepWorker, name string) ([]byte, time.Time, bool) {
+	data, mtime, err := readFile(name, &w.buf, g.opts.MaxFileSize)
+	switch {
+	case err == nil:
+	case errors.Is(err, errNotRegular):
+		g.special.Add(1)
+		return nil, time.Time{}, false
+	case errors.Is(err, errTooLarge):
+		g.tooLarge.Add(1)
+		return nil, time.Time{}, false
+	default:
+		g.unreadable.Add(1)
+		return nil, time.Time{}, false
+	}
+	// Do not keep a huge buffer alive for the rest of the walk.
+	if cap(w.buf) > 4<<20 {
+		w.buf = nil
+	}
+	return data, mtime, true
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
+)
+
+// lineCounter numbers lines for increasing offsets without rescanning.
+type lineCounter struct {
+	pos, line int
+}
+
+func (c *lineCounter) at(buf []byte, off int) int {
+	if c.line == 0 {
+		c.line = 1
+	}
+	c.line += bytes.Count(buf[c.pos:off], []byte{'\n'})
+	c.pos = off
+	return c.line
+}
+
+// matchLines calls fn with the bounds of each line holding a match, in order; fn returns
+// false to stop.
+func (m *matcher) matchLines(buf []byte, f finder, fn func(start, end int) bool) {
+	if f != nil {
+		f.reset(buf)
+	}
+	if m.multiline {
+		m.multiLines(buf, f, fn)
+		return
+	}
+	if f == nil {
+		// No literal to look for: Go's regexp is faster on many short lines (where it
+		// can backtrack) than on one long buffer (where it runs its NFA).
+		for start := 0; start < len(buf); {
+			end := bytes.IndexByte(buf[start:], '\n')
+			if end < 0 {
+				end = len(buf)
+			} else {
+				end += start
+			}
+			if m.line.Match(buf[start:end]) && !fn(start, end) {
+				return
+			}
+			start = end + 1
+		}
+		return
+	}
+	pos := 0
+	for pos < len(buf) {
+		var c int
+		if c = f.next(buf, pos); c < 0 {
+			return
+		}
+		start := bytes.LastIndexByte(buf[:c], '\n') + 1
+		end := bytes.IndexByte(buf[c:], '\n')
+		if end < 0 {
+			end = len(buf)
+		} else {
+			end += c
+		}
+		if m.exact || m.line.Match(buf[start:end]) {
+			if !fn(start, end) {
+				return
+			}
+		}
+		pos = end + 1
+	}
+}
+
+// multiLines reports every line a multiline match touches.
+func (m *matcher) multiLines(buf []byte, f finder, fn func(start, end int) bool) {
+	if len(buf) == 0 || f != nil && f.next(buf, 0) < 0 {
+		return
+	}
+	pos, last := 0, -1 // last: start of the last line reported
+	for pos <= len(buf) {
+		loc := m.buf.FindIndex(buf[pos:])
+		if loc == nil {
+			return
+		}
+		s, e := pos+loc[0], pos+loc[1]
+		if s == len(buf) && buf[s-1] == '\n' {
+			return
+		}
+		ls := bytes.LastIndexByte(buf[:s], '\n') + 1
+		stop := max(s, e-1)
+		for ls <= stop && ls <= len(buf) {
+			le := bytes.IndexByte(buf[ls:], '\n')
+			if le < 0 {
+				le = len(buf)
+			} else {
+				le += ls
+			}
+			if ls > last {
+				last = ls
+				if !fn(ls, le) {
+					return
+				}
+			}
+			if le >= len(buf) {
+				break
+			}
+			ls = le + 1
+		}
+		if e > s {
+			pos = e
+		} else {
+			pos = e + 1
+		}
+	}
+}
+
+// contextLines turns matching lines into output lines with up to before and after lines
+// of context, merged where they overlap, at most keep of them.
+func contextLines(buf []byte, hits []span, before, after, keep, maxLine int) []Line {
+	var out []Line
+	lastNum := 0
+	for i, h := range hits {
+		first := max(h.num-before, lastNum+1, 1)
+		var pre []span
+		s := h.start
+		for n := h.num - 1; n >= first; n-- {
+			e := s - 1
+			ps := bytes.LastIndexByte(buf[:e], '\n') + 1
+			pre = append(pre, span{ps, e, n})
+			s = ps
+		}
+		gap := lastNum > 0 && first > lastNum+1
+		for k := len(pre) - 1; k >= 0; k-- {
+			out = append(out, makeLine(buf, pre[k], false, gap, maxLine))
+			gap = false
+		}
+		out = append(out, makeLine(buf, h, true, gap, maxLine))
+		lastNum = h.num
+		limit := h.num + after
+		if i+1 < len(hits) {
+			limit = min(limit, hits[i+1].num-1)
+		}
+		e := h.end
+		for n := h.num + 1; n <= limit && e+1 < len(buf); n++ {
+			s := e + 1
+			ne := bytes.IndexByte(buf[s:], '\n')
+			if ne < 0 {
+				ne = len(buf)
+			} else {
+				ne += s
+			}
+			out = append(out, makeLine(buf, span{s, ne, n}, false, false, maxLine))
+			lastNum, e = n, ne
+		}
+		if len(out) >= keep {
+			break
+		}
+	}
+	return out
+}
+
+func makeLine(buf []byte, s span, match, gap bool, maxLine int) Line {
+	b := buf[s.start:s.end]
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	cut := 0
+	if len(b) > maxLine {
+		n := maxLine
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		cut = len(b) - n
+		b = b[:n]
+	}
+	return Line{Num: s.num, Text: strings.ToValidUTF8(string(b), "\uFFFD"), Match: match, Cut: cut, Gap: gap}
+}

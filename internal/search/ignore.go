@@ -1,0 +1,183 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxIgnoreFile bounds how much of one .gitignore or .ignore file is read.
+const maxIgnoreFile = 1 << 20
+
+// ignoreFiles are read in each directory, lowest precedence first: a rule in .ignore
+// overrides one in .gitignore, as in ripgrep.
+var ignoreFiles = []string{".gitignore", ".ignore"}
+
+// ignoreRule is one line of a .gitignore file.
+type ignoreRule struct {
+	glob    *Glob
+	negate  bool // '!pattern' re-includes
+	dirOnly bool // 'pattern/' matches directories only
+}
+
+// ignoreSet is the rules of one directory's ignore files, in file order.
+type ignoreSet struct {
+	rules []ignoreRule
+}
+
+// parseIgnore reads gitignore syntax: blank lines and '#' comments are skipped, '\#' and
+// '\!' escape, trailing unescaped spaces are dropped, '!' negates, a trailing '/' matches
+// only directories, and a pattern with a slash anywhere but at the end is anchored to the
+// file's directory.
+func parseIgnore(data []byte) *ignoreSet {
+	set := &ignoreSet{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxIgnoreFile)
+	for sc.Scan() {
+		if r, ok := parseIgnoreLine(sc.Text()); ok {
+			set.rules = append(set.rules, r)
+		}
+	}
+	return set
+}
+
+func parseIgnoreLine(line string) (ignoreRule, bool) {
+	line = strings.TrimSuffix(line, "\r")
+	line = trimTrailingSpaces(line)
+	if line == "" || line[0] == '#' {
+		return ignoreRule{}, false
+	}
+	var r ignoreRule
+	if line[0] == '!' {
+		r.negate = true
+		line = line[1:]
+	} else if strings.HasPrefix(line, `\!`) || strings.HasPrefix(line, `\#`) {
+		line = line[1:]
+	}
+	if strings.HasSuffix(line, "/") && !strings.HasSuffix(line, `\/`) {
+		r.dirOnly = true
+		line = strings.TrimRight(line, "/")
+	}
+	if line == "" {
+		return ignoreRule{}, false
+	}
+	// A slash at the start or in the middle anchors the pattern; without one it
+	// matches a name at any depth, which is what Glob does for slash-free patterns.
+	anchored := strings.Contains(line, "/")
+	g, err := CompileGlob(line, false)
+	if err != nil {
+		return ignoreRule{}, false // git ignores patterns it cannot parse, too
+	}
+	if anchored {
+		for i := range g.alts {
+			g.alts[i].strictTail = true
+		}
+	}
+	r.glob = g
+	return r, true
+}
+
+func trimTrailingSpaces(s string) string {
+	for strings.HasSuffix(s, " ") && !strings.HasSuffix(s, `\ `) {
+		s = s[:len(s)-1]
+	}
+	if strings.HasSuffix(s, `\ `) {
+		s = s[:len(s)-2] + " "
+	}
+	return s
+}
+
+// match reports whether the set decides about rel (relative to the set's directory):
+// decided is true when some rule matched, and ignored says which way the last one went.
+func (s *ignoreSet) match(rel string, isDir bool) (ignored, decided bool) {
+	for i := len(s.rules) - 1; i >= 0; i-- {
+		r := &s.rules[i]
+		if r.dirOnly && !isDir {
+			continue
+		}
+		if r.glob.Match(rel) {
+			return !r.negate, true
+		}
+	}
+	return false, false
+}
+
+// ignoreChain is the ignore rules in force in one directory: its own and its ancestors'.
+// Deeper directories take precedence, as in git.
+type ignoreChain struct {
+	parent *ignoreChain
+	dir    string // absolute directory the rules are relative to
+	set    *ignoreSet
+}
+
+// ignored reports whether the entry at abs, a path under every directory in the chain, is
+// excluded.
+func (c *ignoreChain) ignored(abs string, isDir bool) bool {
+	for l := c; l != nil; l = l.parent {
+		rel := relUnder(abs, l.dir)
+		if ig, ok := l.set.match(rel, isDir); ok {
+			return ig
+		}
+	}
+	return false
+}
+
+// relUnder returns abs relative to dir, which must be a proper ancestor of abs.
+func relUnder(abs, dir string) string {
+	if dir == "/" {
+		return abs[1:]
+	}
+	return abs[len(dir)+1:]
+}
+
+// loadIgnore returns the chain for dir given its parent's chain, reading dir's ignore files
+// if names says they exist. extra rules (such as .git/info/exclude) go below them.
+func loadIgnore(parent *ignoreChain, dir string, has func(string) bool, extra *ignoreSet) *ignoreChain {
+	var set *ignoreSet
+	if extra != nil {
+		set = &ignoreSet{rules: append([]ignoreRule(nil), extra.rules...)}
+	}
+	for _, name := range ignoreFiles {
+		if !has(name) {
+			continue
+		}
+		data, err := readSmall(filepath.Join(dir, name), maxIgnoreFile)
+		if err != nil {
+			continue
+		}
+		s := parseIgnore(data)
+		if set == nil {
+			set = s
+			continue
+		}
+		set.rules = append(set.rules, s.rules...)
+	}
+	if set == nil || len(set.rules) == 0 {
+		return parent
+	}
+	return &ignoreChain{parent: parent, dir: dir, set: set}
+}
+
+// readSmall reads at most limit bytes of a regular file, never opening anything else.
+func readSmall(name string, limit int64) ([]byte, error) {
+	info, err := os.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, os.ErrInvalid
+	}
+	f, err := openNoBlock(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, min(info.Size(), limit))
+	n, err := f.Read(buf)
+	if err != nil && n == 0 && len(buf) > 0 {
+		return nil, err
+	}
+	return buf[:n], nil
+}

@@ -1,0 +1,54 @@
+package search
+
+import (
+	"syscall"
+	"time"
+)
+
+// readFile reads the regular file name into *buf (grown as needed) with plain system
+// calls: no poller registration, no allocation. It opens with O_NONBLOCK so that a FIFO
+// swapped in after the directory listing cannot block, and checks the type before reading.
+func readFile(name string, buf *[]byte, maxSize int64) ([]byte, time.Time, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, time.Time{}, err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, time.Time{}, errNotRegular
+	}
+	if maxSize > 0 && st.Size > maxSize {
+		return nil, time.Time{}, errTooLarge
+	}
+	size := int(st.Size)
+	if cap(*buf) < size {
+		*buf = make([]byte, size+size/8+512)
+	}
+	b := (*buf)[:size]
+	n := 0
+	for n < size {
+		m, err := syscall.Read(fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if m == 0 {
+			break // the file shrank
+		}
+		n += m
+	}
+	return b[:n], time.Unix(st.Mtim.Unix()), nil
+}

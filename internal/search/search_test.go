@@ -1,0 +1,333 @@
+package search
+
+import (
+	"bytes"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestGlobMatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern string
+		path    string
+		want    bool
+	}{
+		{"*.go", "main.go", true},
+		{"*.go", "a/b/main.go", true},
+		{"*.go", "a/b/main.goo", false},
+		{"./*.go", "a/main.go", false},
+		{"./*.go", "main.go", true},
+		{"**/*.go", "main.go", true},
+		{"**/*.go", "a/b/c.go", true},
+		{"src/**/test_*.py", "src/test_a.py", true},
+		{"src/**/test_*.py", "src/x/y/test_a.py", true},
+		{"src/**/test_*.py", "lib/src/test_a.py", false},
+		{"*.{ts,tsx}", "web/a.tsx", true},
+		{"*.{ts,tsx}", "web/a.js", false},
+		{"{a,b/{c,d}}/*.go", "b/d/x.go", true},
+		{"a/**", "a/b/c", true},
+		{"a/**/b", "a/b", true},
+		{"a/*/b", "a/x/y/b", false},
+		{"[!a]*.go", "b.go", true},
+		{"[!a]*.go", "a.go", false},
+		{"[^a]*.go", "a.go", false},
+		{`\*.go`, "*.go", true},
+		{`\*.go`, "x.go", false},
+		{"Makefile", "sub/Makefile", true},
+		{"a?c", "abc", true},
+		{"a?c", "a/c", false},
+		{"/top.txt", "top.txt", true},
+		{"/top.txt", "sub/top.txt", false},
+	}
+	for _, tc := range tests {
+		g, err := CompileGlob(tc.pattern, true)
+		if err != nil {
+			t.Fatalf("CompileGlob(%q): %v", tc.pattern, err)
+		}
+		if got := g.Match(tc.path); got != tc.want {
+			t.Errorf("Glob(%q).Match(%q) = %v, want %v", tc.pattern, tc.path, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"[a", "{a,b", "a}", "."} {
+		if _, err := CompileGlob(bad, true); err == nil {
+			t.Errorf("CompileGlob(%q) succeeded, want an error", bad)
+		}
+	}
+}
+
+func TestLiteralPrefix(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, prefix, rest string }{
+		{"src/pkg/**/*.go", "src/pkg", "**/*.go"},
+		{"./src/*.go", "src", "*.go"},
+		{"*.go", "", "*.go"},
+		{"**/x", "", "**/x"},
+		{"a/b", "a", "b"},
+		{"../x/*.go", "", "../x/*.go"},
+	} {
+		p, r := LiteralPrefix(tc.in)
+		if p != tc.prefix || r != tc.rest {
+			t.Errorf("LiteralPrefix(%q) = %q, %q; want %q, %q", tc.in, p, r, tc.prefix, tc.rest)
+		}
+	}
+}
+
+func TestIgnoreRules(t *testing.T) {
+	t.Parallel()
+	set := parseIgnore([]byte(strings.Join([]string{
+		"# comment",
+		"*.log",
+		"!keep.log",
+		"/root-only.txt",
+		"build/",
+		"docs/*.md",
+		"deep/**/gen",
+		`\#hash`,
+		`\!bang`,
+		"trailing   ",
+		"cache/**",
+		"!cache/keep",
+		"",
+	}, "\n")))
+	tests := []struct {
+		rel   string
+		dir   bool
+		want  bool
+		known bool
+	}{
+		{"x.log", false, true, true},
+		{"a/b/x.log", false, true, true},
+		{"keep.log", false, false, true},
+		{"a/keep.log", false, false, true},
+		{"root-only.txt", false, true, true},
+		{"a/root-only.txt", false, false, false},
+		{"build", true, true, true},
+		{"a/build", true, true, true},
+		{"build", false, false, false},
+		{"docs/a.md", false, true, true},
+		{"docs/sub/a.md", false, false, false},
+		{"x/docs/a.md", false, false, false},
+		{"deep/gen", false, true, true},
+		{"deep/a/b/gen", false, true, true},
+		{"#hash", false, true, true},
+		{"!bang", false, true, true},
+		{"trailing", false, true, true},
+		{"cache", true, false, false}, // "cache/**" matches inside cache, not cache itself
+		{"cache/x", false, true, true},
+		{"cache/keep", false, false, true},
+	}
+	for _, tc := range tests {
+		got, known := set.match(tc.rel, tc.dir)
+		if got != tc.want || known != tc.known {
+			t.Errorf("match(%q, dir=%v) = %v, %v; want %v, %v", tc.rel, tc.dir, got, known, tc.want, tc.known)
+		}
+	}
+}
+
+func TestLiteralExtraction(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern string
+		fold    bool
+		lits    []string
+		exact   bool
+	}{
+		{"ErrNotExist", false, []string{"ErrNotExist"}, true},
+		{"ErrNotExist|ErrPermission|ErrClosed", false, []string{"ErrNotExist", "ErrPermission", "ErrClosed"}, true},
+		{`func [A-Z]\w*Reader\(`, false, []string{"Reader("}, false},
+		{`\bfoo\b`, false, []string{"foo"}, false},
+		{"colou?r", false, []string{"colour", "color"}, true},
+		{"errnotexist", true, []string{"errnotexist"}, false}, // s folds to ſ: verified by regexp
+		{"main", true, []string{"main"}, true},
+		{`\w+`, false, nil, false},
+		{"a|.*", false, nil, false},
+		{"[ab]c", false, []string{"ac", "bc"}, true},
+	}
+	for _, tc := range tests {
+		m, err := compileMatcher(tc.pattern, tc.fold, false)
+		if err != nil {
+			t.Fatalf("compileMatcher(%q): %v", tc.pattern, err)
+		}
+		var got []string
+		for _, l := range m.lits {
+			got = append(got, l.s)
+		}
+		if !slices.Equal(got, tc.lits) || m.exact != tc.exact {
+			t.Errorf("compileMatcher(%q) lits = %q exact=%v, want %q exact=%v", tc.pattern, got, m.exact, tc.lits, tc.exact)
+		}
+	}
+}
+
+// naiveLines is the reference: every line tested with the line regexp on its own.
+func naiveLines(m *matcher, buf []byte) []int {
+	var out []int
+	start := 0
+	for start < len(buf) {
+		end := bytes.IndexByte(buf[start:], '\n')
+		if end < 0 {
+			end = len(buf)
+		} else {
+			end += start
+		}
+		if m.line.Match(buf[start:end]) {
+			out = append(out, start)
+		}
+		start = end + 1
+	}
+	return out
+}
+
+func fastLines(m *matcher, buf []byte) []int {
+	var out []int
+	m.matchLines(buf, newFinder(m.lits), func(s, _ int) bool {
+		out = append(out, s)
+		return true
+	})
+	return out
+}
+
+func TestMatchLinesAgreesWithRegexp(t *testing.T) {
+	t.Parallel()
+	text := []byte("Hello world\nhello WORLD\nſtop KELVIN \u212aelvin\nfoo\n\nErrNotExist here\nerrNOTexist\n^start\nend$\nno newline at end")
+	for _, p := range []string{"hello", "world", "stop", "kelvin", "errnotexist", "ErrNotExist|foo", "^$", "^", "x*", `\bend`, "e.d", "[Hh]ello", "start|end", "(?i)HELLO"} {
+		for _, fold := range []bool{false, true} {
+			m, err := compileMatcher(p, fold, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fastLines(m, text), naiveLines(m, text); !slices.Equal(got, want) {
+				t.Errorf("pattern %q fold=%v: lines %v, want %v", p, fold, got, want)
+			}
+		}
+	}
+}
+
+func FuzzMatchLines(f *testing.F) {
+	f.Add("hello", false, "Hello\nhello\nſ\n")
+	f.Add("a|bc", true, "ABC\nxbC\n")
+	f.Add(`\bst`, true, "ſT\nSt\n")
+	f.Add("k[a-z]+", true, "\u212aelvin\nkx\n")
+	f.Fuzz(func(t *testing.T, pattern string, fold bool, text string) {
+		m, err := compileMatcher(pattern, fold, false)
+		if err != nil {
+			return
+		}
+		buf := []byte(text)
+		if got, want := fastLines(m, buf), naiveLines(m, buf); !slices.Equal(got, want) {
+			t.Errorf("pattern %q fold=%v text %q: lines %v, want %v (lits %v exact %v)", pattern, fold, text, got, want, m.lits, m.exact)
+		}
+	})
+}
+
+// FuzzGlob checks Glob against path.Match, which agrees with it on slash-containing
+// patterns without '**' or braces, and checks that no pattern or path panics.
+func FuzzGlob(f *testing.F) {
+	f.Add("a/*.go", "a/b.go")
+	f.Add("src/[!x]?/*", "src/ab/c")
+	f.Add("**/x", "a/b/x")
+	f.Add("a/{b,c}", "a/c")
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		for _, braces := range []bool{false, true} {
+			g, err := CompileGlob(pattern, braces)
+			if err != nil {
+				continue
+			}
+			got := g.Match(name)
+			if !strings.Contains(pattern, "/") || strings.Contains(pattern, "**") || strings.ContainsAny(pattern, "{}") ||
+				strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, "./") || strings.HasSuffix(pattern, "/") ||
+				strings.Contains(pattern, "[!") || strings.Contains(pattern, `\`) || strings.Contains(pattern, "/./") {
+				continue
+			}
+			want, err := path.Match(pattern, name)
+			if err != nil {
+				continue
+			}
+			if got != want {
+				t.Errorf("Glob(%q).Match(%q) = %v, path.Match says %v", pattern, name, got, want)
+			}
+		}
+	})
+}
+
+// FuzzIgnore parses arbitrary ignore files and matches arbitrary paths: no panics, and a
+// negated copy of a rule always decides the other way.
+func FuzzIgnore(f *testing.F) {
+	f.Add("*.log\n!keep.log\n/build/\n", "a/keep.log", false)
+	f.Add("docs/**/x\n\\#y \n", "docs/a/x", true)
+	f.Fuzz(func(t *testing.T, rules, rel string, dir bool) {
+		set := parseIgnore([]byte(rules))
+		ig, known := set.match(rel, dir)
+		if !known && ig {
+			t.Errorf("match(%q) ignored without a deciding rule", rel)
+		}
+		for _, line := range strings.Split(rules, "\n") {
+			r, ok := parseIgnoreLine(line)
+			if !ok || r.negate || strings.HasPrefix(line, `\`) {
+				continue
+			}
+			neg, ok := parseIgnoreLine("!" + line)
+			if !ok {
+				t.Fatalf("%q parses but %q does not", line, "!"+line)
+			}
+			one := &ignoreSet{rules: []ignoreRule{r}}
+			two := &ignoreSet{rules: []ignoreRule{r, neg}}
+			a, ka := one.match(rel, dir)
+			b, kb := two.match(rel, dir)
+			if ka != kb || ka && a == b {
+				t.Errorf("rule %q on %q: %v,%v; negated after it: %v,%v", line, rel, a, ka, b, kb)
+			}
+		}
+	})
+}
+
+func TestContextLines(t *testing.T) {
+	t.Parallel()
+	buf := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10")
+	m, _ := compileMatcher("^(2|3|9|10)$", false, false)
+	var hits []span
+	lc := lineCounter{}
+	m.matchLines(buf, newFinder(m.lits), func(s, e int) bool {
+		hits = append(hits, span{s, e, lc.at(buf, s)})
+		return true
+	})
+	out := contextLines(buf, hits, 1, 1, 100, 100)
+	var got []string
+	for _, l := range out {
+		s := l.Text
+		if l.Match {
+			s += "*"
+		}
+		if l.Gap {
+			s = "|" + s
+		}
+		got = append(got, s)
+	}
+	want := []string{"1", "2*", "3*", "4", "|8", "9*", "10*"}
+	if !slices.Equal(got, want) {
+		t.Errorf("contextLines = %q, want %q", got, want)
+	}
+}
+
+func TestMultilineLines(t *testing.T) {
+	t.Parallel()
+	buf := []byte("a\nfoo\nbar\nb\nfoo\nbar")
+	m, err := compileMatcher(`foo\nbar`, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	m.matchLines(buf, newFinder(m.lits), func(s, e int) bool {
+		got = append(got, string(buf[s:e]))
+		return true
+	})
+	if want := []string{"foo", "bar", "foo", "bar"}; !slices.Equal(got, want) {
+		t.Errorf("multiline lines = %q, want %q", got, want)
+	}
+	if _, err := compileMatcher(`(`, false, true); err == nil || !regexp.MustCompile(`RE2`).MatchString(err.Error()) {
+		t.Errorf("bad pattern error = %v", err)
+	}
+}

@@ -1,0 +1,415 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// Scope decides which paths may appear in results; [pathscope.Resolver] implements it.
+type Scope interface {
+	// Hidden reports whether a path found while walking must be left out entirely.
+	Hidden(abs string) bool
+	// Check refuses a canonical path outside the allowed directories or denied.
+	Check(real string) error
+}
+
+// Filter says which files a search looks at.
+type Filter struct {
+	Hidden   bool     // include dotfiles and dot-directories (.git is never entered)
+	NoIgnore bool     // do not apply .gitignore, .ignore and .git/info/exclude
+	Globs    []string // file globs; a leading '!' excludes (see [Glob])
+	Types    []string // file type names from [Types]
+	// MaxFileSize is the largest file searched; 0 means no limit.
+	MaxFileSize int64
+	// Top is where ignore files in parent directories stop being read when the root is
+	// not inside a git repository (normally the session's working directory).
+	Top string
+}
+
+// Skipped counts what a search did not look at, by reason. Paths the [Scope] hides are
+// never counted. Ignored and hidden directories count once: they are not entered.
+type Skipped struct {
+	Ignored    int // matched .gitignore, .ignore or .git/info/exclude
+	Hidden     int // dotfiles and dot-directories
+	Binary     int // NUL byte in the first 8 KiB
+	TooLarge   int // over Filter.MaxFileSize
+	Special    int // FIFOs, sockets, devices: never opened
+	Symlinks   int // links to directories, dangling links and links out of scope: not followed
+	Unreadable int // permission denied or vanished
+}
+
+// counters is Skipped updated from many goroutines.
+type counters struct {
+	ignored, hidden, binary, tooLarge, special, symlinks, unreadable atomic.Int64
+}
+
+func (c *counters) snapshot() Skipped {
+	return Skipped{
+		Ignored:    int(c.ignored.Load()),
+		Hidden:     int(c.hidden.Load()),
+		Binary:     int(c.binary.Load()),
+		TooLarge:   int(c.tooLarge.Load()),
+		Special:    int(c.special.Load()),
+		Symlinks:   int(c.symlinks.Load()),
+		Unreadable: int(c.unreadable.Load()),
+	}
+}
+
+// job is a directory to read or a file to visit.
+type job struct {
+	path  string       // absolute path as shown (under the root)
+	open  string       // path to open, when it differs (a symlink's in-scope target)
+	dir   bool         //
+	ign   *ignoreChain // rules in force in the directory (for dir jobs: its parent's)
+	entry fs.DirEntry  // for files found in a directory listing
+}
+
+// visitFunc is called for every file (and, for find, directory) that passes the filters.
+// worker identifies the calling goroutine, for per-worker buffers.
+type visitFunc func(worker int, j *job)
+
+// walker walks a tree with a pool of goroutines sharing one LIFO stack of jobs.
+type walker struct {
+	ctx      context.Context
+	root     string // the search root, for relative paths
+	scope    Scope
+	filter   *Filter
+	include  []*Glob
+	exclude  []*Glob
+	visit    visitFunc
+	dirs     bool // visit directories too
+	inline   bool // visit files while reading their directory instead of queueing them
+	repoTop  string
+	exclude0 *ignoreSet // .git/info/exclude, applied at repoTop
+	counters
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	stack  []job
+	active int
+	done   bool
+}
+
+func newWalker(ctx context.Context, root string, scope Scope, f *Filter, visit visitFunc) (*walker, error) {
+	w := &walker{ctx: ctx, root: root, scope: scope, filter: f, visit: visit}
+	w.cond = sync.NewCond(&w.mu)
+	for _, g := range f.Globs {
+		neg := strings.HasPrefix(g, "!")
+		g = strings.TrimPrefix(g, "!")
+		g = strings.TrimPrefix(g, "./")
+		if g == "" {
+			continue
+		}
+		cg, err := CompileGlob(g, true)
+		if err != nil {
+			return nil, fmt.Errorf("%w: glob %q: %v", ErrFilter, g, err)
+		}
+		if neg {
+			w.exclude = append(w.exclude, cg)
+		} else {
+			w.include = append(w.include, cg)
+		}
+	}
+	for _, t := range f.Types {
+		globs, ok := typeGlobs(t)
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown type %q; known types: %s", ErrFilter, t, strings.Join(TypeNames(), ", "))
+		}
+		for _, g := range globs {
+			cg, err := CompileGlob(g, true)
+			if err != nil {
+				return nil, err
+			}
+			w.include = append(w.include, cg)
+		}
+	}
+	return w, nil
+}
+
+// run walks the directory start (the root or a directory under it) and returns when every
+// job is done or ctx ends.
+func (w *walker) run(start string) error {
+	var chain *ignoreChain
+	if !w.filter.NoIgnore {
+		chain = w.parentRules(start)
+	}
+	w.stack = append(w.stack, job{path: start, dir: true, ign: chain})
+	stop := context.AfterFunc(w.ctx, func() {
+		w.mu.Lock()
+		w.done = true
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range workerCount() {
+		wg.Go(func() { w.work(i) })
+	}
+	wg.Wait()
+	return w.ctx.Err()
+}
+
+func (w *walker) work(id int) {
+	for {
+		j, ok := w.pop()
+		if !ok {
+			return
+		}
+		if j.dir {
+			w.readDir(id, &j)
+		} else {
+			w.visit(id, &j)
+		}
+		w.finish()
+	}
+}
+
+func (w *walker) pop() (job, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.stack) == 0 && w.active > 0 && !w.done {
+		w.cond.Wait()
+	}
+	if w.done || len(w.stack) == 0 {
+		w.done = true
+		w.cond.Broadcast()
+		return job{}, false
+	}
+	j := w.stack[len(w.stack)-1]
+	w.stack[len(w.stack)-1] = job{}
+	w.stack = w.stack[:len(w.stack)-1]
+	w.active++
+	return j, true
+}
+
+func (w *walker) finish() {
+	w.mu.Lock()
+	w.active--
+	if w.active == 0 && len(w.stack) == 0 {
+		w.cond.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+func (w *walker) push(batch []job) {
+	if len(batch) == 0 {
+		return
+	}
+	w.mu.Lock()
+	w.stack = append(w.stack, batch...)
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+const specialTypes = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice | fs.ModeIrregular
+
+func (w *walker) readDir(id int, j *job) {
+	f, err := openNoBlock(j.path)
+	if err != nil {
+		w.unreadable.Add(1)
+		return
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(entries) == 0 {
+		w.unreadable.Add(1)
+		return
+	}
+	ign := j.ign
+	if !w.filter.NoIgnore {
+		var extra *ignoreSet
+		if j.path == w.repoTop {
+			extra = w.exclude0
+		}
+		ign = loadIgnore(ign, j.path, func(name string) bool {
+			for _, e := range entries {
+				if e.Name() == name {
+					return e.Type().IsRegular()
+				}
+			}
+			return false
+		}, extra)
+	}
+	var batch []job
+	for _, e := range entries {
+		name := e.Name()
+		abs := joinPath(j.path, name)
+		if w.scope.Hidden(abs) {
+			continue // a denied name is not even counted
+		}
+		if name == ".git" {
+			if !w.filter.Hidden {
+				w.hidden.Add(1)
+			}
+			continue
+		}
+		if name[0] == '.' && !w.filter.Hidden {
+			w.hidden.Add(1)
+			continue
+		}
+		t := e.Type()
+		nj := job{path: abs, entry: e, dir: t.IsDir()}
+		switch {
+		case t&fs.ModeSymlink != 0:
+			real, isDir, ok := w.followLink(abs)
+			if !ok {
+				continue
+			}
+			nj.open, nj.dir = real, isDir
+		case t&specialTypes != 0:
+			w.special.Add(1)
+			continue
+		}
+		if ign != nil && ign.ignored(abs, nj.dir) {
+			w.ignored.Add(1)
+			continue
+		}
+		if !w.wanted(abs, nj.dir) {
+			continue
+		}
+		if nj.dir {
+			if w.dirs {
+				w.visit(id, &nj)
+			}
+			if nj.open != "" {
+				w.symlinks.Add(1) // a linked directory is listed, not entered
+				continue
+			}
+			nj.ign = ign
+			batch = append(batch, nj)
+			continue
+		}
+		if w.inline {
+			w.visit(id, &nj)
+			continue
+		}
+		batch = append(batch, nj)
+	}
+	w.push(batch)
+}
+
+// followLink resolves the symlink at abs. It reports ok only for links whose target is in
+// scope and is a regular file or a directory; the others are counted and dropped.
+func (w *walker) followLink(abs string) (real string, isDir, ok bool) {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || w.scope.Check(real) != nil {
+		w.symlinks.Add(1)
+		return "", false, false
+	}
+	info, err := os.Stat(real)
+	switch {
+	case err != nil:
+		w.symlinks.Add(1)
+		return "", false, false
+	case info.IsDir():
+		return real, true, true
+	case info.Mode().IsRegular():
+		return real, false, true
+	}
+	w.special.Add(1)
+	return "", false, false
+}
+
+// wanted applies the glob and type filters: exclusions prune directories too, inclusions
+// apply to files only.
+func (w *walker) wanted(abs string, isDir bool) bool {
+	if len(w.exclude) == 0 && len(w.include) == 0 {
+		return true
+	}
+	rel := relUnder(abs, w.root)
+	for _, g := range w.exclude {
+		if g.Match(rel) {
+			return false
+		}
+	}
+	if isDir || len(w.include) == 0 {
+		return true
+	}
+	for _, g := range w.include {
+		if g.Match(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// parentRules loads the ignore files of the directories above start, from the top of its
+// git repository (or Filter.Top, or the root) down, so a search of a subdirectory obeys
+// the same rules as a search of the whole project.
+func (w *walker) parentRules(start string) *ignoreChain {
+	for d := start; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			w.repoTop = d
+			break
+		}
+		if d == "/" || d == "." {
+			break
+		}
+	}
+	top := w.root
+	switch {
+	case w.repoTop != "":
+		top = w.repoTop
+		if data, err := readSmall(filepath.Join(w.repoTop, ".git", "info", "exclude"), maxIgnoreFile); err == nil {
+			w.exclude0 = parseIgnore(data)
+		}
+	case w.filter.Top != "":
+		if t, err := filepath.EvalSymlinks(w.filter.Top); err == nil && isUnder(w.root, t) {
+			top = t
+		}
+	}
+	var dirs []string
+	for d := filepath.Dir(start); isUnder(d, top) && d != start; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if d == top || d == "/" {
+			break
+		}
+	}
+	var chain *ignoreChain
+	for i := len(dirs) - 1; i >= 0; i-- {
+		d := dirs[i]
+		if w.scope.Hidden(d) {
+			continue
+		}
+		var extra *ignoreSet
+		if d == w.repoTop {
+			extra = w.exclude0
+		}
+		chain = loadIgnore(chain, d, func(name string) bool {
+			info, err := os.Lstat(filepath.Join(d, name))
+			return err == nil && info.Mode().IsRegular()
+		}, extra)
+	}
+	return chain
+}
+
+func isUnder(p, dir string) bool {
+	if p == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir) && p[len(dir)] == '/'
+}
+
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// openNoBlock opens name for reading without blocking, so that a FIFO swapped in after the
+// type check cannot hang the search.
+func openNoBlock(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// workerCount is how many goroutines walk and search at once.
+func workerCount() int { return max(runtime.GOMAXPROCS(0), 2) }

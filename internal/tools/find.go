@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/search"
+)
+
+// EntryKind is what find lists.
+type EntryKind string
+
+// FindArgs are find's parameters.
+type FindArgs struct {
+	Pattern   string    `json:"pattern" jsonschema:"Glob to match paths against, e.g. '**/*.go', 'src/**/test_*.py', '*.{ts,tsx}'. '*' and '?' stay within one path segment, '**' spans directories, {a,b} lists alternatives. A pattern without a slash matches names at any depth; one with a slash matches the path relative to path ('./*.go': top level only). Absolute patterns work."`
+	Path      string    `json:"path,omitempty" jsonschema:"Directory to search in, absolute or relative to the working directory. Defaults to the working directory."`
+	Type      EntryKind `json:"type,omitempty" jsonschema:"file (default) lists files, dir lists directories, any lists both."`
+	HeadLimit int       `json:"head_limit,omitempty" jsonschema:"Show at most this many paths. Default: as many as fit the output budget."`
+	Offset    int       `json:"offset,omitempty" jsonschema:"Skip this many paths first, to page through long results."`
+	Hidden    bool      `json:"hidden,omitempty" jsonschema:"Also list hidden files and directories (names starting with '.'); .git is never entered."`
+	NoIgnore  bool      `json:"no_ignore,omitempty" jsonschema:"Also list paths excluded by .gitignore, .ignore and .git/info/exclude."`
+}
+
+const findDescription = `Find files (or directories) by glob pattern, such as '**/*.go' or 'src/**/*.{ts,tsx}'. Fast on large trees.
+
+- Paths are listed newest first (most recently modified), relative to the working directory.
+- Skips, and counts at the end of the result, hidden paths and paths excluded by .gitignore/.ignore; set hidden or no_ignore to include them.
+- Results are paged: head_limit and offset select paths; the note at the end says how to get more.
+- To search file contents, use grep.`
+
+var entryKinds = []any{"file", "dir", "any"}
+
+func addFind(s *mcp.Server, h *handlers) {
+	schema, err := jsonschema.For[FindArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[EntryKind](): {Type: "string", Enum: entryKinds},
+	}})
+	if err != nil {
+		panic(err) // the args struct is wrong: a programmer mistake
+	}
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "find",
+		Title:       "Find files by glob",
+		Description: findDescription,
+		InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, coded(h.find))
+}
+
+func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	pattern := strings.TrimSpace(in.Pattern)
+	if pattern == "" {
+		return nil, nil, errorf(CodeInvalidArgument, "pattern is empty: give a glob such as '**/*.go'")
+	}
+	if in.HeadLimit < 0 || in.Offset < 0 {
+		return nil, nil, errorf(CodeInvalidArgument, "head_limit and offset must not be negative")
+	}
+	kind, ok := map[EntryKind]search.EntryType{"": search.Files, "file": search.Files, "dir": search.Dirs, "any": search.FilesAndDirs}[in.Type]
+	if !ok {
+		return nil, nil, errorf(CodeInvalidArgument, "type %q is not one of file, dir, any", in.Type)
+	}
+	path := in.Path
+	if filepath.IsAbs(pattern) {
+		// An absolute pattern carries its own root: the directories named before the
+		// first glob character.
+		prefix, rest := search.LiteralPrefix(strings.TrimPrefix(pattern, "/"))
+		path, pattern = "/"+prefix, rest
+		if !strings.Contains(rest, "/") {
+			pattern = "./" + rest
+		}
+	}
+	root, shown, err := searchRoot(sess.Cwd(), path, sess.Resolve)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := newPager(in.HeadLimit, in.Offset)
+	res, err := search.Find(ctx, sess.Scope, root, search.FindOptions{
+		Filter:  h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, nil, ""),
+		Pattern: pattern,
+		Type:    kind,
+		Keep:    p.keep(),
+	})
+	if errors.Is(err, search.ErrPattern) {
+		return nil, nil, withCode(CodeInvalidArgument, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	noun := map[search.EntryType]string{search.Files: "file", search.Dirs: "directory", search.FilesAndDirs: "path"}[kind]
+	var b strings.Builder
+	if res.Matched == 0 {
+		fmt.Fprintf(&b, "No %s matches %q in %s.\n", noun, in.Pattern, shown)
+	} else {
+		fmt.Fprintf(&b, "Found %s matching %q (newest first):\n", pluralNoun(res.Matched, noun), in.Pattern)
+	}
+	rel := relativizer(sess.Cwd())
+	p.total = res.Matched
+	for _, e := range res.Entries {
+		s := rel(e.Path)
+		if e.Dir {
+			s += "/"
+		}
+		if !p.add(&b, s+"\n") {
+			break
+		}
+	}
+	b.WriteString(p.note())
+	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize))
+	return text(b.String()), nil, nil
+}
+
+func pluralNoun(n int, noun string) string {
+	if n != 1 && noun == "directory" {
+		return fmt.Sprintf("%d directories", n)
+	}
+	return plural(n, noun)
+}

@@ -1,0 +1,358 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/search"
+)
+
+// OutputMode is what grep reports.
+type OutputMode string
+
+// GrepArgs are grep's parameters, named as in Claude Code's Grep.
+type GrepArgs struct {
+	Pattern    string     `json:"pattern" jsonschema:"Regular expression to search file contents for, in RE2 syntax (Go regexp: no lookaround or backreferences). Escape literal braces and parentheses, e.g. 'interface\\{\\}' or 'foo\\('."`
+	Path       string     `json:"path,omitempty" jsonschema:"File or directory to search, absolute or relative to the working directory. Defaults to the working directory."`
+	Glob       string     `json:"glob,omitempty" jsonschema:"Only search files whose path matches this glob, e.g. '*.js', '*.{ts,tsx}', 'src/**/*.go'. A glob without a slash matches file names at any depth. Several globs may be separated by spaces; a leading '!' excludes, e.g. '!*_test.go'."`
+	Type       string     `json:"type,omitempty" jsonschema:"Only search files of this type; more efficient than glob for standard types. Types and their globs: TYPES."`
+	OutputMode OutputMode `json:"output_mode,omitempty" jsonschema:"files_with_matches (default) lists matching files, newest first; content shows matching lines as path:line:text (supports -A, -B, -C, -n); count shows matching lines per file."`
+	IgnoreCase bool       `json:"-i,omitempty" jsonschema:"Case-insensitive search."`
+	LineNums   *bool      `json:"-n,omitempty" jsonschema:"Show line numbers in content mode. Defaults to true."`
+	After      int        `json:"-A,omitempty" jsonschema:"Lines of context to show after each match (content mode)."`
+	Before     int        `json:"-B,omitempty" jsonschema:"Lines of context to show before each match (content mode)."`
+	Around     int        `json:"-C,omitempty" jsonschema:"Lines of context to show before and after each match (content mode)."`
+	Context    int        `json:"context,omitempty" jsonschema:"Same as -C."`
+	Multiline  bool       `json:"multiline,omitempty" jsonschema:"Let matches span lines: '.' matches newlines and \\n may appear in the pattern. Default false: each line is matched on its own."`
+	HeadLimit  int        `json:"head_limit,omitempty" jsonschema:"Show at most this many entries (files, output lines or counts, depending on output_mode). Default: as many as fit the output budget."`
+	Offset     int        `json:"offset,omitempty" jsonschema:"Skip this many entries first, to page through long results together with head_limit."`
+	Hidden     bool       `json:"hidden,omitempty" jsonschema:"Also search hidden files and directories (names starting with '.'); .git is never searched."`
+	NoIgnore   bool       `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude."`
+}
+
+const grepDescription = `Search file contents with a regular expression (RE2 syntax), like ripgrep. Searches the working directory by default, recursively, in parallel.
+
+- Skips, and counts at the end of the result, hidden files, files excluded by .gitignore/.ignore, binary files and files over the size limit; set hidden or no_ignore to include them. Every result ends with a line saying what was searched and what was not, so an empty result is real.
+- output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context) or count.
+- Each line is matched on its own unless multiline is true.
+- Results are paged: head_limit and offset select entries; the note at the end says how to get more.
+- Paths are shown relative to the working directory.`
+
+// grepBudget is the most characters a grep or find result shows before asking for paging.
+const grepBudget = 30_000
+
+var outputModes = []any{"files_with_matches", "content", "count"}
+
+func addGrep(s *mcp.Server, h *handlers) {
+	schema, err := jsonschema.For[GrepArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[OutputMode](): {Type: "string", Enum: outputModes},
+	}})
+	if err != nil {
+		panic(err) // the args struct is wrong: a programmer mistake
+	}
+	typ := schema.Properties["type"]
+	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "grep",
+		Title:       "Search file contents",
+		Description: grepDescription,
+		InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, coded(h.grep))
+}
+
+func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Pattern == "" {
+		return nil, nil, errorf(CodeInvalidArgument, "pattern is empty: give a regular expression (RE2 syntax) such as 'func \\w+Handler'")
+	}
+	if in.After < 0 || in.Before < 0 || in.Around < 0 || in.Context < 0 || in.HeadLimit < 0 || in.Offset < 0 {
+		return nil, nil, errorf(CodeInvalidArgument, "-A, -B, -C, context, head_limit and offset must not be negative")
+	}
+	mode, ok := map[OutputMode]search.Mode{
+		"": search.FilesWithMatches, "files_with_matches": search.FilesWithMatches,
+		"content": search.Content, "count": search.Count,
+	}[in.OutputMode]
+	if !ok {
+		return nil, nil, errorf(CodeInvalidArgument, "output_mode %q is not one of files_with_matches, content, count", in.OutputMode)
+	}
+	root, shown, err := searchRoot(sess.Cwd(), in.Path, sess.Resolve)
+	if err != nil {
+		return nil, nil, err
+	}
+	around := max(in.Around, in.Context)
+	before, after := max(in.Before, around), max(in.After, around)
+	p := newPager(in.HeadLimit, in.Offset)
+	res, err := search.Grep(ctx, sess.Scope, root, search.GrepOptions{
+		Filter:     h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, strings.Fields(in.Glob), in.Type),
+		Pattern:    in.Pattern,
+		IgnoreCase: in.IgnoreCase,
+		Multiline:  in.Multiline,
+		Mode:       mode,
+		Before:     before,
+		After:      after,
+		Keep:       p.keep(),
+		MaxLine:    search.DefaultMaxLine,
+	})
+	if errors.Is(err, search.ErrPattern) || errors.Is(err, search.ErrFilter) {
+		return nil, nil, withCode(CodeInvalidArgument, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rel := relativizer(sess.Cwd())
+	var b strings.Builder
+	switch mode {
+	case search.FilesWithMatches:
+		if res.MatchedFiles == 0 {
+			fmt.Fprintf(&b, "No files contain a match for %q in %s.\n", in.Pattern, shown)
+			break
+		}
+		fmt.Fprintf(&b, "Found %s (newest first):\n", plural(res.MatchedFiles, "file"))
+		for _, f := range res.Files {
+			if !p.add(&b, rel(f.Path)+"\n") {
+				break
+			}
+		}
+		p.total = res.MatchedFiles
+	case search.Count:
+		if res.MatchedFiles == 0 {
+			fmt.Fprintf(&b, "No matches for %q in %s.\n", in.Pattern, shown)
+			break
+		}
+		fmt.Fprintf(&b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
+		for _, f := range res.Files {
+			if !p.add(&b, fmt.Sprintf("%s:%d\n", rel(f.Path), f.Lines)) {
+				break
+			}
+		}
+		p.total = res.MatchedFiles
+	default:
+		if res.MatchedFiles == 0 {
+			fmt.Fprintf(&b, "No matches for %q in %s.\n", in.Pattern, shown)
+			break
+		}
+		fmt.Fprintf(&b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
+		nums := in.LineNums == nil || *in.LineNums
+		total := 0
+		for _, f := range res.Files {
+			total += len(f.Output)
+		}
+		p.total = total
+		if total < res.MatchedLines {
+			p.total = -1 // some files' output was cut: the total is not known
+		}
+		p.formatContent(&b, res.Files, rel, nums, before+after > 0)
+	}
+	b.WriteString(p.note())
+	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
+	return text(b.String()), nil, nil
+}
+
+// formatContent writes content-mode lines in ripgrep's style: path:num:text for matches,
+// path-num-text for context and, when there is context, "--" between groups that are not
+// adjacent.
+func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums, context bool) {
+	for fi, f := range files {
+		path := rel(f.Path)
+		for i, l := range f.Output {
+			sep := "-"
+			if l.Match {
+				sep = ":"
+			}
+			var line strings.Builder
+			if context && p.shown > 0 && (l.Gap || i == 0 && fi > 0) {
+				line.WriteString("--\n")
+			}
+			line.WriteString(path)
+			line.WriteString(sep)
+			if nums {
+				fmt.Fprintf(&line, "%d%s", l.Num, sep)
+			}
+			line.WriteString(l.Text)
+			if l.Cut > 0 {
+				fmt.Fprintf(&line, " … [line cut: %d more bytes]", l.Cut)
+			}
+			line.WriteByte('\n')
+			if !p.add(b, line.String()) {
+				return
+			}
+		}
+	}
+}
+
+// filter builds the walk filter shared by grep and find.
+func (h *handlers) filter(cwd string, hidden, noIgnore bool, globs []string, typ string) search.Filter {
+	f := search.Filter{Hidden: hidden, NoIgnore: noIgnore, Globs: globs, MaxFileSize: h.Config.MaxFileSize, Top: cwd}
+	if t := strings.TrimSpace(typ); t != "" {
+		f.Types = []string{t}
+	}
+	return f
+}
+
+// searchRoot resolves the path a search starts from; "" means the working directory.
+func searchRoot(cwd, path string, resolve func(string) (string, error)) (root, shown string, err error) {
+	if path == "" {
+		path = "."
+	}
+	root, err = resolve(path)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := os.Stat(root); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", errorf(CodeNotFound, "%s does not exist (relative paths start at %s); check the path, or search a parent directory", path, cwd)
+		}
+		return "", "", err
+	}
+	return root, path, nil
+}
+
+// relativizer shows absolute paths relative to cwd when they are inside it.
+func relativizer(cwd string) func(string) string {
+	dirs := []string{cwd}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
+		dirs = append(dirs, real)
+	}
+	return func(abs string) string {
+		for _, d := range dirs {
+			if abs == d {
+				return "."
+			}
+			if d == "/" {
+				return abs[1:]
+			}
+			if strings.HasPrefix(abs, d) && abs[len(d)] == '/' {
+				return abs[len(d)+1:]
+			}
+		}
+		return abs
+	}
+}
+
+// pager applies head_limit, offset and the character budget to a result's entries.
+type pager struct {
+	limit, offset int
+	seen          int // entries offered, including those skipped by offset
+	shown         int
+	chars         int
+	more          bool // entries were left out at the end
+	total         int  // entries in all; -1: not known
+}
+
+func newPager(limit, offset int) *pager {
+	return &pager{limit: limit, offset: offset, total: -1}
+}
+
+// keep is how many entries in order the search must return: enough to fill the page and
+// one more, to tell whether the page was cut.
+func (p *pager) keep() int {
+	n := p.limit
+	if n == 0 {
+		n = grepBudget / 2
+	}
+	return p.offset + n + 1
+}
+
+// add writes one entry unless it falls before the offset; it returns false once the page
+// is full.
+func (p *pager) add(b *strings.Builder, s string) bool {
+	p.seen++
+	if p.seen <= p.offset {
+		return true
+	}
+	n := utf8.RuneCountInString(s)
+	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && p.chars+n > grepBudget {
+		p.more = true
+		return false
+	}
+	b.WriteString(s)
+	p.chars += n
+	p.shown++
+	return true
+}
+
+// note says which entries were shown and how to get the rest.
+func (p *pager) note() string {
+	of := ""
+	if p.total >= 0 {
+		of = fmt.Sprintf(" of %d", p.total)
+	}
+	switch {
+	case p.shown == 0 && p.offset > 0 && p.seen > 0:
+		return fmt.Sprintf("[offset %d is past the end: there are %d entries; use a smaller offset.]\n", p.offset, p.seen)
+	case p.more:
+		why := "the output budget"
+		if p.limit > 0 && p.shown >= p.limit {
+			why = "head_limit"
+		}
+		return fmt.Sprintf("[Showing entries %d-%d%s, cut by %s; pass offset: %d to see more.]\n", p.offset+1, p.offset+p.shown, of, why, p.offset+p.shown)
+	case p.offset > 0:
+		return fmt.Sprintf("[Showing entries %d-%d%s.]\n", p.offset+1, p.offset+p.shown, of)
+	}
+	return ""
+}
+
+// skippedNote says what a search looked at and what it left out and why, so that the
+// model can tell absence from blindness.
+func skippedNote(searched int, what string, s search.Skipped, maxSize int64) string {
+	var parts []string
+	add := func(n int, text string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, text))
+		}
+	}
+	add(s.Ignored, "ignored by .gitignore/.ignore (no_ignore: true includes them)")
+	add(s.Hidden, "hidden (hidden: true includes them)")
+	add(s.Binary, "binary")
+	add(s.TooLarge, fmt.Sprintf("over the %s size limit (--max-file-size)", size(maxSize)))
+	add(s.Special, "FIFOs, sockets or devices (never opened)")
+	add(s.Symlinks, "symlinks not followed (to directories, dangling or out of scope)")
+	add(s.Unreadable, "unreadable")
+	head := ""
+	if searched >= 0 {
+		head = fmt.Sprintf("Searched %s. ", plural(searched, what))
+	}
+	if len(parts) == 0 {
+		return "[" + head + "Nothing was skipped.]"
+	}
+	note := "[" + head + "Not searched: " + strings.Join(parts, ", ") + "."
+	if s.Ignored+s.Hidden > 0 {
+		note += " Ignored and hidden directories count once and were not entered."
+	}
+	return note + "]"
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func size(n int64) string {
+	switch {
+	case n <= 0:
+		return "no"
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%d MB", n/1_000_000)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%1000 == 0:
+		return fmt.Sprintf("%d KB", n/1000)
+	}
+	return fmt.Sprintf("%d-byte", n)
+}
