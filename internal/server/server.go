@@ -70,7 +70,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		SchemaCache: mcp.NewSchemaCache(),
 	})
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
-	s.mcp.AddReceivingMiddleware(s.audit)
+	s.mcp.AddReceivingMiddleware(tools.ArgumentErrors, s.audit)
 	return s, nil
 }
 

@@ -94,3 +94,24 @@ func coded[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Ou
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
+
+// ArgumentErrors is receiving middleware that gives the SDK's own argument-validation
+// failures (wrong types, unknown or missing fields) the same shape as tool errors: an
+// INVALID_ARGUMENT code and a hint. Errors from handlers already carry a code.
+func ArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !r.IsError || r.Meta["code"] != nil || len(r.Content) != 1 {
+			return res, err
+		}
+		tc, ok := r.Content[0].(*mcp.TextContent)
+		if !ok {
+			return res, err
+		}
+		name := req.(*mcp.CallToolRequest).Params.Name
+		tc.Text = fmt.Sprintf("%s: %s; check the argument names and types in the %s tool's input schema", CodeInvalidArgument, tc.Text, name)
+		r.Meta = mcp.Meta{"code": string(CodeInvalidArgument)}
+		return r, nil
+	}
+}

@@ -95,3 +95,23 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 		t.Fatalf("decode structuredContent %s: %v", b, err)
 	}
 }
+
+func TestMalformedArgumentsAreToolErrors(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	tests := []struct {
+		tool string
+		args any
+	}{
+		{"bash", map[string]any{"command": "echo hi", "bogus": 1}},
+		{"view", map[string]any{"path": 5}},
+		{"view", map[string]any{}},
+		{"grep", map[string]any{"pattern": []int{1}}},
+	}
+	for _, tt := range tests {
+		res := call(t, cs, tt.tool, tt.args)
+		if !res.IsError || !strings.HasPrefix(textOf(res), "INVALID_ARGUMENT: ") || res.Meta["code"] != "INVALID_ARGUMENT" {
+			t.Errorf("%s(%v) = %q (isError %v, meta %v), want an INVALID_ARGUMENT tool error", tt.tool, tt.args, textOf(res), res.IsError, res.Meta)
+		}
+	}
+}
