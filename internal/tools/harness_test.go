@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +115,35 @@ func TestMalformedArgumentsAreToolErrors(t *testing.T) {
 		if !res.IsError || !strings.HasPrefix(textOf(res), "INVALID_ARGUMENT: ") || res.Meta["code"] != "INVALID_ARGUMENT" {
 			t.Errorf("%s(%v) = %q (isError %v, meta %v), want an INVALID_ARGUMENT tool error", tt.tool, tt.args, textOf(res), res.IsError, res.Meta)
 		}
+	}
+}
+
+// TestSpilledOutputViewableWhenConfined: output past the budget is saved in the session's
+// spill directory, and view can read it back even though --allow-dir excludes that directory.
+func TestSpilledOutputViewableWhenConfined(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cs, _ := connect(t, cfg, nil)
+	res := call(t, cs, "bash", map[string]any{"command": "seq 1 20000"})
+	out := textOf(res)
+	m := regexp.MustCompile(`(/\S+)`).FindAllString(out, -1)
+	var spill string
+	for _, p := range m {
+		p = strings.TrimRight(p, ".,;:)'\"")
+		if strings.HasPrefix(p, os.TempDir()) && !strings.HasPrefix(p, cfg.Workdir) {
+			spill = p
+			break
+		}
+	}
+	if spill == "" {
+		t.Fatalf("truncated output names no spill file:\n%s", out[len(out)/2-500:len(out)/2+500])
+	}
+	view := call(t, cs, "view", map[string]any{"path": spill, "view_range": []int{19999, 20000}})
+	if view.IsError || !strings.Contains(textOf(view), "20000") {
+		t.Fatalf("view %s = %q, want the last lines of the full output", spill, textOf(view))
+	}
+	if res := call(t, cs, "view", map[string]any{"path": filepath.Join(filepath.Dir(spill), "..")}); !res.IsError {
+		t.Errorf("view of the spill directory's parent succeeded under --allow-dir: %q", textOf(res))
 	}
 }
