@@ -4,6 +4,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -53,7 +54,7 @@ type Process struct {
 	cmd       *exec.Cmd
 	pgid      int
 	start     time.Time
-	statePath string
+	report    chan []byte // receives the state report, or nil if there was none
 	grace     time.Duration
 	drain     time.Duration
 	pipes     []*os.File // read ends
@@ -118,20 +119,25 @@ func Start(c Command) (*Process, error) {
 		exited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
-	args, env, stateAt, err := wrap(c)
+	args, env, err := wrap(c)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var files [6]*os.File // out, err and state pipes: read and write ends
+	closeAll := func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, err
+	for i := 0; i < len(files); i += 2 {
+		if files[i], files[i+1], err = os.Pipe(); err != nil {
+			closeAll()
+			return nil, err
+		}
 	}
+	outR, outW, errR, errW, stateR, stateW := files[0], files[1], files[2], files[3], files[4], files[5]
 	cmd := &exec.Cmd{
 		Path:        c.Shell,
 		Args:        append([]string{filepath.Base(c.Shell)}, args...),
@@ -139,20 +145,24 @@ func Start(c Command) (*Process, error) {
 		Env:         env,
 		Stdout:      outW, // files, not writers: no copying goroutines inside exec
 		Stderr:      errW,
+		ExtraFiles:  []*os.File{stateW}, // fd 3: the state report
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	// Stdin stays nil: the command reads /dev/null, never Boris's own stdin.
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
+	stateW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		stateR.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
 	}
 	p.cmd, p.pgid, p.start, p.env = cmd, cmd.Process.Pid, time.Now(), c.Env
-	p.statePath = stateAt(p.pgid)
-	p.pipes = []*os.File{outR, errR}
+	p.pipes = []*os.File{outR, errR, stateR}
+	p.report = make(chan []byte, 1)
+	go func() { p.report <- readReport(stateR) }()
 
 	var readers sync.WaitGroup
 	readers.Go(func() { drain(p.Stdout, outR) })
@@ -171,8 +181,13 @@ func Start(c Command) (*Process, error) {
 
 // drain copies a pipe into out until EOF or until the pipe is closed.
 func drain(out *Output, r *os.File) {
-	_, _ = io.CopyBuffer(out, r, make([]byte, 32<<10))
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	_, _ = io.CopyBuffer(out, r, *buf)
 }
+
+// buffers recycles copy buffers: a call that prints nothing should not cost 64 kB.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // PGID returns the command's process group id.
 func (p *Process) PGID() int { return p.pgid }
@@ -221,14 +236,22 @@ func (p *Process) Wait(ctx context.Context) Result {
 	default:
 		res.ExitCode = ws.ExitStatus()
 	}
-	if b, err := os.ReadFile(p.statePath); err == nil {
-		if cwd, env, err := parseState(b); err == nil {
-			res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
-		} else if cwd != "" {
-			res.Cwd = cwd
+	// The report was written before the shell exited: it is complete, or it never comes.
+	// Only a leftover process holding the pipe open can delay the end of a missing one.
+	var report []byte
+	select {
+	case report = <-p.report:
+	default:
+		t := time.NewTimer(p.drain)
+		select {
+		case report = <-p.report:
+		case <-t.C:
 		}
+		t.Stop()
 	}
-	_ = os.Remove(p.statePath)
+	if cwd, env, err := parseState(report); err == nil {
+		res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
+	}
 	reap(p.pgid)
 	res.Lingering = held || groupAlive(p.pgid)
 	return res
@@ -261,11 +284,11 @@ func (p *Process) Close() {
 		case <-p.readersDone:
 		case <-time.After(p.drain):
 			// Something outside the group (setsid) holds the pipes: stop reading.
-			for _, f := range p.pipes {
-				_ = f.Close()
-			}
-			<-p.readersDone
 		}
+		for _, f := range p.pipes {
+			_ = f.Close()
+		}
+		<-p.readersDone
 		p.Stdout.Close()
 		p.Stderr.Close()
 		reap(p.pgid)
@@ -390,17 +413,38 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// wrap returns the shell's arguments and environment for c, and where the state report
-// will be for a given shell pid.
+// readReport reads the state report from r: everything up to its second NUL. It returns
+// nil if the pipe ends first, or if the report is absurdly long.
+func readReport(r *os.File) []byte {
+	var b []byte
+	buf := make([]byte, 4096)
+	for len(b) < maxReport {
+		n, err := r.Read(buf)
+		b = append(b, buf[:n]...)
+		if i := bytes.IndexByte(b, 0); i >= 0 && bytes.IndexByte(b[i+1:], 0) >= 0 {
+			return b
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxReport bounds the state report: an environment larger than this is not learned.
+const maxReport = 8 << 20
+
+// wrap returns the shell's arguments and environment for c.
 //
 // The script must run as one unit with nothing appended (a trailing comment or heredoc
 // would swallow appended text), and report where it ended on a channel its output cannot
-// reach. Under bash, a BASH_ENV file read before the script installs an EXIT trap that
-// writes the report to a private file; the script itself is passed to -c untouched, so
-// messages, $0 and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment
-// where BASH_ENV would not be honoured) the script is passed as an argument and run with
-// eval under the same trap.
-func wrap(c Command) (args, env []string, stateAt func(pid int) string, err error) {
+// reach: a pipe on fd 3, which the shell moves out of the way of the script's own
+// redirections. Under bash, a BASH_ENV file read before the script installs an EXIT trap
+// that writes the report; the script itself is passed to -c untouched, so messages, $0
+// and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
+// BASH_ENV would not be honoured) the script is passed as an argument and run with eval
+// under the same trap.
+func wrap(c Command) (args, env []string, err error) {
 	env = make([]string, 0, len(c.Env)+2)
 	for _, kv := range c.Env {
 		if !strings.HasPrefix(kv, "PWD=") {
@@ -408,29 +452,29 @@ func wrap(c Command) (args, env []string, stateAt func(pid int) string, err erro
 		}
 	}
 	env = append(env, "PWD="+c.Dir)
-	if c.StateDir == "" {
-		return []string{"-c", c.Script}, env, func(int) string { return "" }, nil
-	}
 	if useBashEnv(c) {
 		init := filepath.Join(c.StateDir, "bash-env")
-		if err := writeInit(init, c.StateDir); err != nil {
-			return nil, nil, nil, err
+		if err := writeInit(init); err != nil {
+			return nil, nil, err
 		}
-		env = append(env, "BASH_ENV="+init)
-		return []string{"-c", c.Script}, env, func(pid int) string {
-			return filepath.Join(c.StateDir, "state."+strconv.Itoa(pid))
-		}, nil
+		return []string{"-c", c.Script}, append(env, "BASH_ENV="+init), nil
 	}
-	state := filepath.Join(c.StateDir, "state."+randomHex(8))
-	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script, state}, env,
-		func(int) string { return state }, nil
+	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, env, nil
 }
 
+// bashInit is the BASH_ENV file. {fd} redirections put the report's pipe above 9,
+// where scripts rarely reach.
+const bashInit = `unset BASH_ENV
+exec {__boris_fd}>&3 3>&-
+__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\0'; builtin export -p; builtin printf '\0'; } >&"$__boris_fd"; } 2>/dev/null; }
+trap __boris_exit EXIT
+`
+
 // evalWrapper is one line so that eval's line numbers are the script's own.
-const evalWrapper = `__boris_c=$1 __boris_f=$2; set --; trap '{ set +euvx; { command pwd; printf "\0"; command export -p; } >| "$__boris_f"; } 2>/dev/null' EXIT; eval "$__boris_c"`
+const evalWrapper = `exec 9>&3 3>&-; __boris_c=$1; set --; trap '{ set +euvx; { command pwd; printf "\0"; command export -p; printf "\0"; } >&9; } 2>/dev/null' EXIT; eval "$__boris_c"`
 
 func useBashEnv(c Command) bool {
-	if filepath.Base(c.Shell) != "bash" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
+	if filepath.Base(c.Shell) != "bash" || c.StateDir == "" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
 		return false
 	}
 	for _, kv := range c.Env {
@@ -446,16 +490,12 @@ func useBashEnv(c Command) bool {
 }
 
 // writeInit writes the BASH_ENV file once per state directory.
-func writeInit(path, dir string) error {
+func writeInit(path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	script := "unset BASH_ENV\n" +
-		"__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\\0'; builtin export -p; } >| " +
-		shellQuote(filepath.Join(dir, "state.")) + "$$; } 2>/dev/null; }\n" +
-		"trap __boris_exit EXIT\n"
 	tmp := path + "." + randomHex(4)
-	if err := os.WriteFile(tmp, []byte(script), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(bashInit), 0o600); err != nil {
 		return fmt.Errorf("writing shell setup: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
