@@ -37,7 +37,7 @@ func cpuPerOp(b *testing.B) func() {
 		var s1, c1 syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s1)
 		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &c1)
-		d := func(a, b syscall.Timeval) float64 { return float64(time.Duration(b.Nano()-a.Nano()).Microseconds()) }
+		d := func(a, b syscall.Timeval) float64 { return float64(time.Duration(b.Nano() - a.Nano()).Microseconds()) }
 		n := float64(b.N)
 		b.ReportMetric((d(s0.Utime, s1.Utime)+d(s0.Stime, s1.Stime))/n, "self-µs/op")
 		b.ReportMetric((d(c0.Utime, c1.Utime)+d(c0.Stime, c1.Stime))/n, "child-µs/op")

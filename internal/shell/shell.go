@@ -51,14 +51,14 @@ type Command struct {
 type Process struct {
 	Stdout, Stderr *Output
 
-	cmd       *exec.Cmd
-	pgid      int
-	start     time.Time
-	report    chan []byte // receives the state report, or nil if there was none
-	grace     time.Duration
-	drain     time.Duration
-	pipes     []*os.File // read ends
-	env       []string   // the environment it started with
+	cmd    *exec.Cmd
+	pgid   int
+	start  time.Time
+	report chan []byte // receives the state report, or nil if there was none
+	grace  time.Duration
+	drain  time.Duration
+	pipes  []*os.File // read ends
+	env    []string   // the environment it started with
 
 	exited      chan struct{} // closed once the shell is reaped
 	exitedAt    time.Time
