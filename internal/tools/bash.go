@@ -220,12 +220,11 @@ func formatBash(r *BashResult) string {
 	if r.Signal != "" {
 		fmt.Fprintf(&b, "signal: %s\n", r.Signal)
 	}
-	if r.Stopped != "" {
-		what := "stopped"
-		if r.TimedOut {
-			what = "TIMED OUT"
-		}
-		fmt.Fprintf(&b, "%s: %s; the command's process group was terminated. Output captured until then is below.\n", what, r.Stopped)
+	switch {
+	case r.TimedOut:
+		fmt.Fprintf(&b, "timed out: the command ran past its timeout (%s) and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below\n", r.Stopped)
+	case r.Stopped != "":
+		fmt.Fprintf(&b, "stopped: %s, so the command's process group was stopped; the output captured until then is below\n", r.Stopped)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

@@ -163,7 +163,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 		t.Errorf("returned after %v", d)
 	}
 	txt := textOf(res)
-	if !out.TimedOut || !strings.Contains(txt, "TIMED OUT") || !strings.Contains(txt, "stdout:\n") {
+	if !out.TimedOut || !strings.Contains(txt, "\ntimed out: the command ran past its timeout") || !strings.Contains(txt, "stdout:\n") {
 		t.Errorf("result does not say it timed out with the output so far:\n%s", txt)
 	}
 	pgid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
@@ -372,3 +372,19 @@ func TestBashSessionCloseKills(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestBashShutdownStopsRunningCommand(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cs, srv := connect(t, cfg, nil)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The call may end with a result or with the connection closing: either way it
+		// must end.
+		_, _ = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid.tmp; mv pid.tmp pid; sleep 100 & sleep 100"}})
+	})
+	pid := waitForPID(t, filepath.Join(cfg.Workdir, "pid"))
+	srv.Close()
+	wg.Wait()
+	waitGone(t, pid)
+}
