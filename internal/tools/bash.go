@@ -47,15 +47,15 @@ type BashResult struct {
 	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
 }
 
-const bashDescription = `Run a shell command or script with ` + "`/bin/bash`" + ` (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
+const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
 
-Each call runs a fresh shell with stdin at EOF, in its own process group. The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and options do not persist.
+Each call runs a fresh shell with stdin at EOF, in its own process group. The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
-timeout is in milliseconds (default from the server's --timeout, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
+timeout is in milliseconds (default %d, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
 
-Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out; the full output is saved in a file named in the marker, readable with view (view_range) or with bash (sed -n 'A,Bp' FILE).
+Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE).
 
-For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once; poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & are ended when the session closes.
+For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once (timeout does not apply; the task starts in the current working directory, and its cd and export do not persist). Poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & end when the session closes.
 
 Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
 
@@ -66,7 +66,7 @@ func addBash(s *mcp.Server, h *handlers) {
 	}
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "bash",
-		Description: bashDescription,
+		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, coded(h.bash))
 }
