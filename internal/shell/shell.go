@@ -43,8 +43,28 @@ type Command struct {
 	// Drain is how long to keep reading after the shell exits while processes it left
 	// behind hold its output open.
 	Drain time.Duration
-	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives.
-	OnOutput func(p []byte)
+	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
+	// goroutine reading that stream.
+	OnOutput OutputFunc
+}
+
+// Stream names an output stream.
+type Stream int
+
+// The streams of a command.
+const (
+	Stdout Stream = iota
+	Stderr
+)
+
+// OutputFunc sees a chunk of a stream's output.
+type OutputFunc func(s Stream, p []byte)
+
+func (f OutputFunc) on(s Stream) func([]byte) {
+	if f == nil {
+		return nil
+	}
+	return func(p []byte) { f(s, p) }
 }
 
 // Process is a started command.
@@ -112,8 +132,8 @@ func Start(c Command) (*Process, error) {
 		return filepath.Join(c.StateDir, c.Name+"."+stream)
 	}
 	p := &Process{
-		Stdout:      NewOutput(spill("stdout"), c.OnOutput),
-		Stderr:      NewOutput(spill("stderr"), c.OnOutput),
+		Stdout:      NewOutput(spill("stdout"), c.OnOutput.on(Stdout)),
+		Stderr:      NewOutput(spill("stderr"), c.OnOutput.on(Stderr)),
 		grace:       c.Grace,
 		drain:       c.Drain,
 		exited:      make(chan struct{}),
@@ -228,8 +248,13 @@ func (p *Process) Wait(ctx context.Context) Result {
 	p.Stderr.Close()
 
 	res.Duration = p.exitedAt.Sub(p.start)
-	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	var ws syscall.WaitStatus
+	if st := p.cmd.ProcessState; st != nil {
+		ws, _ = st.Sys().(syscall.WaitStatus)
+	}
 	switch {
+	case p.cmd.ProcessState == nil:
+		res.ExitCode = -1 // the status was lost: nothing to report but that
 	case ws.Signaled():
 		res.ExitCode = 128 + int(ws.Signal())
 		res.Signal = signalName(ws.Signal())

@@ -116,7 +116,7 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	m.next++
 	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{})}
 	c.Name = t.ID
-	c.OnOutput = func([]byte) { t.signal() }
+	c.OnOutput = func(shell.Stream, []byte) { t.signal() }
 	if c.Grace <= 0 {
 		c.Grace = m.limits.Grace
 	}

@@ -183,15 +183,18 @@ func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashRe
 // progress streams c's output lines to the client as progress notifications, coalesced
 // to at most one per progressInterval. The returned function stops it.
 func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any, c *shell.Command) func() {
-	lines := shell.NewLines(64 << 10)
-	c.OnOutput = lines.Write
+	// One gatherer per stream, so that a partial line on one is not joined to the other's.
+	lines := [2]*shell.Lines{shell.NewLines(32 << 10), shell.NewLines(32 << 10)}
+	c.OnOutput = func(s shell.Stream, p []byte) { lines[s].Write(p) }
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	sent := 0
 	send := func() {
-		if msg, ok := lines.Take(); ok {
+		out, ok1 := lines[shell.Stdout].Take()
+		errs, ok2 := lines[shell.Stderr].Take()
+		if ok1 || ok2 {
 			sent++
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: msg})
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: out + errs})
 		}
 	}
 	wg.Go(func() {

@@ -388,3 +388,25 @@ func TestBashShutdownStopsRunningCommand(t *testing.T) {
 	wg.Wait()
 	waitGone(t, pid)
 }
+
+func TestBashUnderPOSIXShell(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Shell = "/bin/sh"
+	cs, _ := connect(t, cfg, nil)
+	steps := []struct {
+		command string
+		code    int
+		stdout  string
+	}{
+		{"false", 1, ""},
+		{"cd /tmp && export FOO=bar", 0, ""},
+		{"pwd; echo $FOO; exit 3", 3, "/tmp\nbar\n"},
+	}
+	for _, s := range steps {
+		res, out := bash(t, cs, map[string]any{"command": s.command})
+		if *out.ExitCode != s.code || out.Stdout != s.stdout {
+			t.Errorf("bash(%q) = %s, want exit %d, stdout %q", s.command, textOf(res), s.code, s.stdout)
+		}
+	}
+}
