@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -259,5 +260,31 @@ func TestLines(t *testing.T) {
 	got, _ := l.Take()
 	if !strings.HasPrefix(got, "[... ") || !strings.HasSuffix(got, "line 9\n") {
 		t.Errorf("Take after overflow = %q", got)
+	}
+}
+
+func TestPruneSpills(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, size int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old := write("a.stdout", 600)
+	mid := write("b.stderr", 600)
+	other := write("bash-env", 5000)
+	cur := write("c.stdout", 600)
+	now := time.Now()
+	for i, p := range []string{old, mid, cur} {
+		_ = os.Chtimes(p, now, now.Add(time.Duration(i)*time.Second))
+	}
+	PruneSpills(dir, 1300, cur)
+	for p, want := range map[string]bool{old: false, mid: true, cur: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", filepath.Base(p), err == nil, want)
+		}
 	}
 }

@@ -147,6 +147,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	stdout, stderr := p.Stdout.Text(shell.DefaultBudget), p.Stderr.Text(shell.DefaultBudget)
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
+	if out.StdoutFile != "" || out.StderrFile != "" {
+		shell.PruneSpills(c.StateDir, shell.MaxSpill, out.StdoutFile, out.StderrFile)
+	}
 	return text(formatBash(out)), out, nil
 }
 
