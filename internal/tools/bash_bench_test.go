@@ -20,8 +20,13 @@ import (
 )
 
 // The bash tool's per-call cost through a real client, next to the raw cost of spawning
-// the shell. Compare: go test -run '^$' -bench 'Bash(True|RawSpawn)' ./internal/tools
-// Target: bash adds under 0.5 ms, at most 1.3x the raw spawn.
+// the shell and the cost of a call that spawns nothing:
+//
+//	go test -run '^$' -bench 'Bash(True|RawSpawn)$|TaskList' -benchtime 1000x ./internal/tools
+//	go test -run '^$' -bench 'Flood' -benchtime 1x ./internal/tools
+//
+// Target: bash adds under 0.5 ms, at most 1.3x the raw spawn. The shell layer alone is
+// measured by BenchmarkRunTrue in internal/shell.
 
 func BenchmarkBashTrue(b *testing.B) {
 	cs := connectB(b)
@@ -131,4 +136,16 @@ func callB(b *testing.B, cs *mcp.ClientSession, name string, args any) *mcp.Call
 		b.Fatal(err)
 	}
 	return res
+}
+
+// BenchmarkTaskList is the cost of a call that runs no process: the protocol's share of
+// BenchmarkBashTrue.
+func BenchmarkTaskList(b *testing.B) {
+	cs := connectB(b)
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		if res := callB(b, cs, "task_list", map[string]any{}); res.IsError {
+			b.Fatal(textOf(res))
+		}
+	}
 }
