@@ -288,3 +288,24 @@ func TestPruneSpills(t *testing.T) {
 		}
 	}
 }
+
+func FuzzLines(f *testing.F) {
+	f.Add([]byte("a\nbb\nccc\n"), uint8(3), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, max, step uint8) {
+		l := NewLines(int(max%64) + 1)
+		n := int(step%9) + 1
+		var got strings.Builder
+		for i := 0; i < len(data); i += n {
+			l.Write(data[i:min(i+n, len(data))])
+			if len(l.buf) > l.max {
+				t.Fatalf("holds %d bytes, max %d", len(l.buf), l.max)
+			}
+			if s, ok := l.Take(); ok {
+				got.WriteString(s)
+			}
+		}
+		if !utf8.ValidString(got.String()) {
+			t.Fatalf("invalid UTF-8 %q", got.String())
+		}
+	})
+}
