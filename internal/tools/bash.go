@@ -36,6 +36,7 @@ type BashResult struct {
 	TimedOut        bool     `json:"timed_out,omitempty" jsonschema:"The command ran past its timeout and was stopped."`
 	Stopped         string   `json:"stopped,omitempty" jsonschema:"Why Boris stopped the command, if it did."`
 	DurationMS      int64    `json:"duration_ms,omitempty" jsonschema:"How long the command ran, in milliseconds."`
+	TimeoutMS       int64    `json:"timeout_ms,omitempty" jsonschema:"The timeout the command ran under, in milliseconds."`
 	Cwd             string   `json:"cwd,omitempty" jsonschema:"The session's working directory after the command."`
 	Stdout          string   `json:"stdout,omitempty" jsonschema:"Standard output, within the budget."`
 	Stderr          string   `json:"stderr,omitempty" jsonschema:"Standard error, within the budget."`
@@ -135,6 +136,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		p.Close()
 	}
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &res.ExitCode, res.Signal, res.Duration.Milliseconds(), sess.Cwd()
+	out.TimeoutMS = timeout.Milliseconds()
 	switch {
 	case errors.Is(res.Stopped, errTimedOut):
 		out.TimedOut = true
@@ -228,7 +230,7 @@ func formatBash(r *BashResult) string {
 	}
 	switch {
 	case r.TimedOut:
-		fmt.Fprintf(&b, "timed out: the command ran past its timeout (%s) and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below\n", r.Stopped)
+		fmt.Fprintf(&b, "timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below\n", r.TimeoutMS)
 	case r.Stopped != "":
 		fmt.Fprintf(&b, "stopped: %s, so the command's process group was stopped; the output captured until then is below\n", r.Stopped)
 	}
