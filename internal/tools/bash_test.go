@@ -163,7 +163,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 		t.Errorf("returned after %v", d)
 	}
 	txt := textOf(res)
-	if !out.TimedOut || !strings.Contains(txt, "\ntimed out: the command ran past its timeout") || !strings.Contains(txt, "stdout:\n") {
+	if !out.TimedOut || !strings.Contains(txt, "\ntimed out: the command ran past its 300 ms timeout") || !strings.Contains(txt, "stdout:\n") {
 		t.Errorf("result does not say it timed out with the output so far:\n%s", txt)
 	}
 	pgid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
