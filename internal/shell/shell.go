@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,10 @@ type Command struct {
 	// Drain is how long to keep reading after the shell exits while processes it left
 	// behind hold its output open.
 	Drain time.Duration
+	// Mark, if set, is put in the command's environment as BORIS_RUN=Mark, so that
+	// processes that leave its process group (setsid) can still be found and stopped
+	// ([Marked]). Give each command its own, with a common prefix per owner.
+	Mark string
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
@@ -79,6 +84,7 @@ type Process struct {
 	drain  time.Duration
 	pipes  []*os.File // read ends
 	env    []string   // the environment it started with
+	mark   string     // its BORIS_RUN value, or ""
 
 	exited      chan struct{} // closed once the shell is reaped
 	exitedAt    time.Time
@@ -179,7 +185,7 @@ func Start(c Command) (*Process, error) {
 		stateR.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
 	}
-	p.cmd, p.pgid, p.start, p.env = cmd, cmd.Process.Pid, time.Now(), c.Env
+	p.cmd, p.pgid, p.start, p.env, p.mark = cmd, cmd.Process.Pid, time.Now(), c.Env, c.Mark
 	p.pipes = []*os.File{outR, errR, stateR}
 	p.report = make(chan []byte, 1)
 	go func() { p.report <- readReport(stateR) }()
@@ -287,15 +293,24 @@ func (p *Process) Wait(ctx context.Context) Result {
 // SIGKILL. It is safe to call more than once and from several goroutines.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
-		if !p.alive() {
+		escaped := Marked(p.mark, p.pgid)
+		if !p.alive() && len(escaped) == 0 {
 			return
 		}
-		_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
-		if p.waitGone(p.grace) {
+		signal := func(sig syscall.Signal) {
+			if p.alive() {
+				_ = syscall.Kill(-p.pgid, sig)
+			}
+			for _, pid := range escaped {
+				_ = syscall.Kill(pid, sig)
+			}
+		}
+		signal(syscall.SIGTERM)
+		if p.waitGone(p.grace, &escaped) {
 			return
 		}
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-		p.waitGone(time.Second)
+		signal(syscall.SIGKILL)
+		p.waitGone(time.Second, &escaped)
 	})
 }
 
@@ -351,11 +366,13 @@ func (p *Process) alive() bool {
 	}
 }
 
-// waitGone polls until the group is gone or d passes; it reports whether it is gone.
-func (p *Process) waitGone(d time.Duration) bool {
+// waitGone polls until the group and the escaped processes are gone or d passes; it
+// reports whether they are gone. escaped is narrowed to those still running.
+func (p *Process) waitGone(d time.Duration, escaped *[]int) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if !p.alive() {
+		*escaped = slices.DeleteFunc(*escaped, func(pid int) bool { return !running(pid) })
+		if !p.alive() && len(*escaped) == 0 {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -379,6 +396,92 @@ func reap(pgid int) {
 			return
 		}
 	}
+}
+
+// mySession is this process's session: children it starts stay in it.
+var mySession, _ = unix.Getsid(0)
+
+// markVar names the environment variable that marks a command's processes.
+const markVar = "BORIS_RUN"
+
+// Marked returns the processes, outside process group except, whose environment holds
+// BORIS_RUN=mark, or, if mark ends with "/", a BORIS_RUN value starting with mark.
+// Processes that cleared their environment, or belong to another user, are not found.
+func Marked(mark string, except int) []int {
+	if mark == "" {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00" + markVar + "=" + mark)
+	prefix := strings.HasSuffix(mark, "/")
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		i := bytes.Index(append([]byte{0}, b...), want)
+		if i < 0 {
+			continue
+		}
+		if rest := b[i-1+len(want):]; !prefix && len(rest) > 0 && rest[0] != 0 {
+			continue // a longer mark that merely starts with this one
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == except {
+			continue
+		}
+		if running(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// StopMarked ends the processes [Marked] finds for mark: SIGTERM, then SIGKILL after
+// grace for those still running.
+func StopMarked(mark string, grace time.Duration) {
+	pids := Marked(mark, 0)
+	if len(pids) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if pids = slices.DeleteFunc(pids, func(pid int) bool { return !running(pid) }); len(pids) == 0 {
+			return
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// running reports whether pid is a process that is not a zombie. An exited process from
+// another session handed to this one as an orphan is reaped; children this process
+// started itself share its session and are left to os/exec.
+func running(pid int) bool {
+	if sid, err := unix.Getsid(pid); err == nil && sid != mySession {
+		var ws syscall.WaitStatus
+		if got, _ := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == pid {
+			return false
+		}
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 // GroupAlive reports whether any process of group pgid still runs. Zombies waiting for a
@@ -474,11 +577,14 @@ const maxReport = 8 << 20
 func wrap(c Command) (args, env []string, err error) {
 	env = make([]string, 0, len(c.Env)+2)
 	for _, kv := range c.Env {
-		if !strings.HasPrefix(kv, "PWD=") {
+		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
 			env = append(env, kv)
 		}
 	}
 	env = append(env, "PWD="+c.Dir)
+	if c.Mark != "" {
+		env = append(env, markVar+"="+c.Mark)
+	}
 	if useBashEnv(c) {
 		init := filepath.Join(c.StateDir, "bash-env")
 		if err := writeInit(init); err != nil {

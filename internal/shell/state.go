@@ -323,7 +323,7 @@ func sessionEnv(prev, exported []string) []string {
 	for _, kv := range exported {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PWD", "SHLVL", "_":
+		case "PWD", "SHLVL", "_", markVar:
 			continue
 		}
 		out = append(out, kv)

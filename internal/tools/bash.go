@@ -168,7 +168,7 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 	if err != nil {
 		return shell.Command{}, err
 	}
-	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill}, nil
+	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark()}, nil
 }
 
 func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
