@@ -314,11 +314,18 @@ func (p *Process) Stop() {
 	})
 }
 
-// Close stops the group if it is still running, stops reading its output and waits for
-// the readers. After Close, nothing of the command runs, in its group, any more.
+// Close stops the group and whatever left it ([Process.Stop]), stops reading its output
+// and waits for the readers. After Close, nothing of the command that can be found runs
+// any more.
 func (p *Process) Close() {
+	p.Stop()
+	p.Release()
+}
+
+// Release stops reading the command's output once the shell has exited, and frees the
+// pipes, without stopping anything the command left running.
+func (p *Process) Release() {
 	p.closeOnce.Do(func() {
-		p.Stop()
 		<-p.exited
 		select {
 		case <-p.readersDone:

@@ -332,17 +332,17 @@ func (m *Manager) prune() {
 	}
 	m.adopted = slices.DeleteFunc(m.adopted, func(p *shell.Process) bool {
 		if p.Done() {
-			m.wg.Go(p.Close)
+			m.wg.Go(p.Release)
 			return true
 		}
 		return false
 	})
 }
 
-// release frees what a forgotten task holds: its reader goroutines and spill files stay
-// with the session's spill directory.
+// release frees what a forgotten, finished task holds; its spill files stay with the
+// session's spill directory.
 func (m *Manager) release(t *Task) {
-	m.wg.Go(t.proc.Close)
+	m.wg.Go(t.proc.Release)
 }
 
 // Adopt takes charge of processes a foreground command left running (shell.Result

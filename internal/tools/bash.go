@@ -133,7 +133,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		sess.Tasks.Adopt(p)
 		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")
 	} else {
-		p.Close()
+		p.Release()
 	}
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &res.ExitCode, res.Signal, res.Duration.Milliseconds(), sess.Cwd()
 	out.TimeoutMS = timeout.Milliseconds()

@@ -410,3 +410,28 @@ func TestBashUnderPOSIXShell(t *testing.T) {
 		}
 	}
 }
+
+func TestBashShutdownReachesSetsid(t *testing.T) {
+	t.Parallel()
+	cs, srv := connect(t, testConfig(t), nil)
+	_, out := bash(t, cs, map[string]any{"command": "setsid sleep 100 >/dev/null 2>&1 & echo $!"})
+	pid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
+	if err != nil || !processRunning(pid) {
+		t.Fatalf("setsid sleep not running: %q, %v", out.Stdout, err)
+	}
+	srv.Close()
+	if processRunning(pid) {
+		t.Errorf("process %d, which left its group, survived shutdown", pid)
+	}
+}
+
+// processRunning reports whether pid exists and is not a zombie.
+func processRunning(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
