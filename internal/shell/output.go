@@ -2,10 +2,13 @@ package shell
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -354,4 +357,47 @@ func (r *ring) last(n int) []byte {
 	k := copy(out, r.buf[len(r.buf)+start:])
 	copy(out[k:], r.buf[:r.pos])
 	return out
+}
+
+// MaxSpill bounds the spilled output a state directory keeps; see [PruneSpills].
+const MaxSpill = 1 << 30
+
+// PruneSpills removes the oldest spill files in dir until the rest take at most max
+// bytes, sparing those named in keep. A file a running command still writes stays
+// readable through its Output until that ends.
+func PruneSpills(dir string, max int64, keep ...string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type spilled struct {
+		path string
+		size int64
+		mod  int64
+	}
+	var files []spilled
+	var total int64
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".stdout") && !strings.HasSuffix(name, ".stderr") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		total += info.Size()
+		if p := filepath.Join(dir, name); !slices.Contains(keep, p) {
+			files = append(files, spilled{p, info.Size(), info.ModTime().UnixNano()})
+		}
+	}
+	slices.SortFunc(files, func(a, b spilled) int { return cmp.Compare(a.mod, b.mod) })
+	for _, f := range files {
+		if total <= max {
+			return
+		}
+		if os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -260,4 +261,51 @@ func TestLines(t *testing.T) {
 	if !strings.HasPrefix(got, "[... ") || !strings.HasSuffix(got, "line 9\n") {
 		t.Errorf("Take after overflow = %q", got)
 	}
+}
+
+func TestPruneSpills(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, size int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old := write("a.stdout", 600)
+	mid := write("b.stderr", 600)
+	other := write("bash-env", 5000)
+	cur := write("c.stdout", 600)
+	now := time.Now()
+	for i, p := range []string{old, mid, cur} {
+		_ = os.Chtimes(p, now, now.Add(time.Duration(i)*time.Second))
+	}
+	PruneSpills(dir, 1300, cur)
+	for p, want := range map[string]bool{old: false, mid: true, cur: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
+
+func FuzzLines(f *testing.F) {
+	f.Add([]byte("a\nbb\nccc\n"), uint8(3), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, max, step uint8) {
+		l := NewLines(int(max%64) + 1)
+		n := int(step%9) + 1
+		var got strings.Builder
+		for i := 0; i < len(data); i += n {
+			l.Write(data[i:min(i+n, len(data))])
+			if len(l.buf) > l.max {
+				t.Fatalf("holds %d bytes, max %d", len(l.buf), l.max)
+			}
+			if s, ok := l.Take(); ok {
+				got.WriteString(s)
+			}
+		}
+		if !utf8.ValidString(got.String()) {
+			t.Fatalf("invalid UTF-8 %q", got.String())
+		}
+	})
 }

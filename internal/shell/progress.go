@@ -27,20 +27,22 @@ func (l *Lines) Write(p []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
-	for len(l.buf) > l.max {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 || i >= len(l.buf)-1 {
-			// One line longer than max: keep its end.
-			cut := len(l.buf) - l.max
-			for cut < len(l.buf) && !utf8.RuneStart(l.buf[cut]) {
-				cut++
-			}
-			l.buf = append(l.buf[:0], l.buf[cut:]...)
-			break
-		}
-		l.buf = l.buf[i+1:]
-		l.dropped++
+	if len(l.buf) <= l.max {
+		return
 	}
+	// Drop whole lines from the front until the rest fits, in one move.
+	over := len(l.buf) - l.max
+	cut := over
+	if i := bytes.IndexByte(l.buf[over-1:], '\n'); i >= 0 {
+		cut = over + i // just after the newline at over-1+i
+	} else {
+		// One line longer than max: keep its end, on a character boundary.
+		for cut < len(l.buf) && !utf8.RuneStart(l.buf[cut]) {
+			cut++
+		}
+	}
+	l.dropped += int64(bytes.Count(l.buf[:cut], []byte{'\n'}))
+	l.buf = append(l.buf[:0], l.buf[cut:]...)
 }
 
 // Take returns the complete lines gathered since the last Take, and whether there were

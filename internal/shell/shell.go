@@ -4,6 +4,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,22 +44,47 @@ type Command struct {
 	// Drain is how long to keep reading after the shell exits while processes it left
 	// behind hold its output open.
 	Drain time.Duration
-	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives.
-	OnOutput func(p []byte)
+	// Mark, if set, is put in the command's environment as BORIS_RUN=Mark, so that
+	// processes that leave its process group (setsid) can still be found and stopped
+	// ([Marked]). Give each command its own, with a common prefix per owner.
+	Mark string
+	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
+	// goroutine reading that stream.
+	OnOutput OutputFunc
+}
+
+// Stream names an output stream.
+type Stream int
+
+// The streams of a command.
+const (
+	Stdout Stream = iota
+	Stderr
+)
+
+// OutputFunc sees a chunk of a stream's output.
+type OutputFunc func(s Stream, p []byte)
+
+func (f OutputFunc) on(s Stream) func([]byte) {
+	if f == nil {
+		return nil
+	}
+	return func(p []byte) { f(s, p) }
 }
 
 // Process is a started command.
 type Process struct {
 	Stdout, Stderr *Output
 
-	cmd       *exec.Cmd
-	pgid      int
-	start     time.Time
-	statePath string
-	grace     time.Duration
-	drain     time.Duration
-	pipes     []*os.File // read ends
-	env       []string   // the environment it started with
+	cmd    *exec.Cmd
+	pgid   int
+	start  time.Time
+	report chan []byte // receives the state report, or nil if there was none
+	grace  time.Duration
+	drain  time.Duration
+	pipes  []*os.File // read ends
+	env    []string   // the environment it started with
+	mark   string     // its BORIS_RUN value, or ""
 
 	exited      chan struct{} // closed once the shell is reaped
 	exitedAt    time.Time
@@ -111,27 +138,32 @@ func Start(c Command) (*Process, error) {
 		return filepath.Join(c.StateDir, c.Name+"."+stream)
 	}
 	p := &Process{
-		Stdout:      NewOutput(spill("stdout"), c.OnOutput),
-		Stderr:      NewOutput(spill("stderr"), c.OnOutput),
+		Stdout:      NewOutput(spill("stdout"), c.OnOutput.on(Stdout)),
+		Stderr:      NewOutput(spill("stderr"), c.OnOutput.on(Stderr)),
 		grace:       c.Grace,
 		drain:       c.Drain,
 		exited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
-	args, env, stateAt, err := wrap(c)
+	args, env, err := wrap(c)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var files [6]*os.File // out, err and state pipes: read and write ends
+	closeAll := func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, err
+	for i := 0; i < len(files); i += 2 {
+		if files[i], files[i+1], err = os.Pipe(); err != nil {
+			closeAll()
+			return nil, err
+		}
 	}
+	outR, outW, errR, errW, stateR, stateW := files[0], files[1], files[2], files[3], files[4], files[5]
 	cmd := &exec.Cmd{
 		Path:        c.Shell,
 		Args:        append([]string{filepath.Base(c.Shell)}, args...),
@@ -139,20 +171,24 @@ func Start(c Command) (*Process, error) {
 		Env:         env,
 		Stdout:      outW, // files, not writers: no copying goroutines inside exec
 		Stderr:      errW,
+		ExtraFiles:  []*os.File{stateW}, // fd 3: the state report
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	// Stdin stays nil: the command reads /dev/null, never Boris's own stdin.
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
+	stateW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		stateR.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
 	}
-	p.cmd, p.pgid, p.start, p.env = cmd, cmd.Process.Pid, time.Now(), c.Env
-	p.statePath = stateAt(p.pgid)
-	p.pipes = []*os.File{outR, errR}
+	p.cmd, p.pgid, p.start, p.env, p.mark = cmd, cmd.Process.Pid, time.Now(), c.Env, c.Mark
+	p.pipes = []*os.File{outR, errR, stateR}
+	p.report = make(chan []byte, 1)
+	go func() { p.report <- readReport(stateR) }()
 
 	var readers sync.WaitGroup
 	readers.Go(func() { drain(p.Stdout, outR) })
@@ -171,8 +207,13 @@ func Start(c Command) (*Process, error) {
 
 // drain copies a pipe into out until EOF or until the pipe is closed.
 func drain(out *Output, r *os.File) {
-	_, _ = io.CopyBuffer(out, r, make([]byte, 32<<10))
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	_, _ = io.CopyBuffer(out, r, *buf)
 }
+
+// buffers recycles copy buffers: a call that prints nothing should not cost 64 kB.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // PGID returns the command's process group id.
 func (p *Process) PGID() int { return p.pgid }
@@ -213,22 +254,35 @@ func (p *Process) Wait(ctx context.Context) Result {
 	p.Stderr.Close()
 
 	res.Duration = p.exitedAt.Sub(p.start)
-	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	var ws syscall.WaitStatus
+	if st := p.cmd.ProcessState; st != nil {
+		ws, _ = st.Sys().(syscall.WaitStatus)
+	}
 	switch {
+	case p.cmd.ProcessState == nil:
+		res.ExitCode = -1 // the status was lost: nothing to report but that
 	case ws.Signaled():
 		res.ExitCode = 128 + int(ws.Signal())
 		res.Signal = signalName(ws.Signal())
 	default:
 		res.ExitCode = ws.ExitStatus()
 	}
-	if b, err := os.ReadFile(p.statePath); err == nil {
-		if cwd, env, err := parseState(b); err == nil {
-			res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
-		} else if cwd != "" {
-			res.Cwd = cwd
+	// The report was written before the shell exited: it is complete, or it never comes.
+	// Only a leftover process holding the pipe open can delay the end of a missing one.
+	var report []byte
+	select {
+	case report = <-p.report:
+	default:
+		t := time.NewTimer(p.drain)
+		select {
+		case report = <-p.report:
+		case <-t.C:
 		}
+		t.Stop()
 	}
-	_ = os.Remove(p.statePath)
+	if cwd, env, err := parseState(report); err == nil {
+		res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
+	}
 	reap(p.pgid)
 	res.Lingering = held || groupAlive(p.pgid)
 	return res
@@ -239,33 +293,49 @@ func (p *Process) Wait(ctx context.Context) Result {
 // SIGKILL. It is safe to call more than once and from several goroutines.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
-		if !p.alive() {
+		escaped := Marked(p.mark, p.pgid)
+		if !p.alive() && len(escaped) == 0 {
 			return
 		}
-		_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
-		if p.waitGone(p.grace) {
+		signal := func(sig syscall.Signal) {
+			if p.alive() {
+				_ = syscall.Kill(-p.pgid, sig)
+			}
+			for _, pid := range escaped {
+				_ = syscall.Kill(pid, sig)
+			}
+		}
+		signal(syscall.SIGTERM)
+		if p.waitGone(p.grace, &escaped) {
 			return
 		}
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-		p.waitGone(time.Second)
+		signal(syscall.SIGKILL)
+		p.waitGone(time.Second, &escaped)
 	})
 }
 
-// Close stops the group if it is still running, stops reading its output and waits for
-// the readers. After Close, nothing of the command runs, in its group, any more.
+// Close stops the group and whatever left it ([Process.Stop]), stops reading its output
+// and waits for the readers. After Close, nothing of the command that can be found runs
+// any more.
 func (p *Process) Close() {
+	p.Stop()
+	p.Release()
+}
+
+// Release stops reading the command's output once the shell has exited, and frees the
+// pipes, without stopping anything the command left running.
+func (p *Process) Release() {
 	p.closeOnce.Do(func() {
-		p.Stop()
 		<-p.exited
 		select {
 		case <-p.readersDone:
 		case <-time.After(p.drain):
 			// Something outside the group (setsid) holds the pipes: stop reading.
-			for _, f := range p.pipes {
-				_ = f.Close()
-			}
-			<-p.readersDone
 		}
+		for _, f := range p.pipes {
+			_ = f.Close()
+		}
+		<-p.readersDone
 		p.Stdout.Close()
 		p.Stderr.Close()
 		reap(p.pgid)
@@ -285,7 +355,9 @@ func (p *Process) Done() bool {
 	default:
 		return false
 	}
-	return !groupAlive(p.pgid)
+	// Only a cheap check: this runs often, and a group of zombies only delays the
+	// Process being let go.
+	return syscall.Kill(-p.pgid, 0) == syscall.ESRCH
 }
 
 // alive reports whether the shell or anything else in its group still runs. Once the
@@ -301,11 +373,13 @@ func (p *Process) alive() bool {
 	}
 }
 
-// waitGone polls until the group is gone or d passes; it reports whether it is gone.
-func (p *Process) waitGone(d time.Duration) bool {
+// waitGone polls until the group and the escaped processes are gone or d passes; it
+// reports whether they are gone. escaped is narrowed to those still running.
+func (p *Process) waitGone(d time.Duration, escaped *[]int) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if !p.alive() {
+		*escaped = slices.DeleteFunc(*escaped, func(pid int) bool { return !running(pid) })
+		if !p.alive() && len(*escaped) == 0 {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -329,6 +403,92 @@ func reap(pgid int) {
 			return
 		}
 	}
+}
+
+// mySession is this process's session: children it starts stay in it.
+var mySession, _ = unix.Getsid(0)
+
+// markVar names the environment variable that marks a command's processes.
+const markVar = "BORIS_RUN"
+
+// Marked returns the processes, outside process group except, whose environment holds
+// BORIS_RUN=mark, or, if mark ends with "/", a BORIS_RUN value starting with mark.
+// Processes that cleared their environment, or belong to another user, are not found.
+func Marked(mark string, except int) []int {
+	if mark == "" {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00" + markVar + "=" + mark)
+	prefix := strings.HasSuffix(mark, "/")
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		i := bytes.Index(append([]byte{0}, b...), want)
+		if i < 0 {
+			continue
+		}
+		if rest := b[i-1+len(want):]; !prefix && len(rest) > 0 && rest[0] != 0 {
+			continue // a longer mark that merely starts with this one
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == except {
+			continue
+		}
+		if running(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// StopMarked ends the processes [Marked] finds for mark: SIGTERM, then SIGKILL after
+// grace for those still running.
+func StopMarked(mark string, grace time.Duration) {
+	pids := Marked(mark, 0)
+	if len(pids) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if pids = slices.DeleteFunc(pids, func(pid int) bool { return !running(pid) }); len(pids) == 0 {
+			return
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// running reports whether pid is a process that is not a zombie. An exited process from
+// another session handed to this one as an orphan is reaped; children this process
+// started itself share its session and are left to os/exec.
+func running(pid int) bool {
+	if sid, err := unix.Getsid(pid); err == nil && sid != mySession {
+		var ws syscall.WaitStatus
+		if got, _ := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == pid {
+			return false
+		}
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 // GroupAlive reports whether any process of group pgid still runs. Zombies waiting for a
@@ -390,47 +550,71 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// wrap returns the shell's arguments and environment for c, and where the state report
-// will be for a given shell pid.
+// readReport reads the state report from r: everything up to its second NUL. It returns
+// nil if the pipe ends first, or if the report is absurdly long.
+func readReport(r *os.File) []byte {
+	var b []byte
+	buf := make([]byte, 4096)
+	for len(b) < maxReport {
+		n, err := r.Read(buf)
+		b = append(b, buf[:n]...)
+		if i := bytes.IndexByte(b, 0); i >= 0 && bytes.IndexByte(b[i+1:], 0) >= 0 {
+			return b
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxReport bounds the state report: an environment larger than this is not learned.
+const maxReport = 8 << 20
+
+// wrap returns the shell's arguments and environment for c.
 //
 // The script must run as one unit with nothing appended (a trailing comment or heredoc
 // would swallow appended text), and report where it ended on a channel its output cannot
-// reach. Under bash, a BASH_ENV file read before the script installs an EXIT trap that
-// writes the report to a private file; the script itself is passed to -c untouched, so
-// messages, $0 and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment
-// where BASH_ENV would not be honoured) the script is passed as an argument and run with
-// eval under the same trap.
-func wrap(c Command) (args, env []string, stateAt func(pid int) string, err error) {
+// reach: a pipe on fd 3, which the shell moves out of the way of the script's own
+// redirections. Under bash, a BASH_ENV file read before the script installs an EXIT trap
+// that writes the report; the script itself is passed to -c untouched, so messages, $0
+// and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
+// BASH_ENV would not be honoured) the script is passed as an argument and run with eval
+// under the same trap.
+func wrap(c Command) (args, env []string, err error) {
 	env = make([]string, 0, len(c.Env)+2)
 	for _, kv := range c.Env {
-		if !strings.HasPrefix(kv, "PWD=") {
+		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
 			env = append(env, kv)
 		}
 	}
 	env = append(env, "PWD="+c.Dir)
-	if c.StateDir == "" {
-		return []string{"-c", c.Script}, env, func(int) string { return "" }, nil
+	if c.Mark != "" {
+		env = append(env, markVar+"="+c.Mark)
 	}
 	if useBashEnv(c) {
 		init := filepath.Join(c.StateDir, "bash-env")
-		if err := writeInit(init, c.StateDir); err != nil {
-			return nil, nil, nil, err
+		if err := writeInit(init); err != nil {
+			return nil, nil, err
 		}
-		env = append(env, "BASH_ENV="+init)
-		return []string{"-c", c.Script}, env, func(pid int) string {
-			return filepath.Join(c.StateDir, "state."+strconv.Itoa(pid))
-		}, nil
+		return []string{"-c", c.Script}, append(env, "BASH_ENV="+init), nil
 	}
-	state := filepath.Join(c.StateDir, "state."+randomHex(8))
-	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script, state}, env,
-		func(int) string { return state }, nil
+	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, env, nil
 }
 
+// bashInit is the BASH_ENV file. {fd} redirections put the report's pipe above 9,
+// where scripts rarely reach.
+const bashInit = `unset BASH_ENV
+exec {__boris_fd}>&3 3>&-
+__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\0'; builtin export -p; builtin printf '\0'; } >&"$__boris_fd"; } 2>/dev/null; }
+trap __boris_exit EXIT
+`
+
 // evalWrapper is one line so that eval's line numbers are the script's own.
-const evalWrapper = `__boris_c=$1 __boris_f=$2; set --; trap '{ set +euvx; { command pwd; printf "\0"; command export -p; } >| "$__boris_f"; } 2>/dev/null' EXIT; eval "$__boris_c"`
+const evalWrapper = `exec 9>&3 3>&-; __boris_c=$1; set --; trap '{ set +euvx; { command pwd; printf "\0"; command export -p; printf "\0"; } >&9; } 2>/dev/null' EXIT; eval "$__boris_c"`
 
 func useBashEnv(c Command) bool {
-	if filepath.Base(c.Shell) != "bash" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
+	if filepath.Base(c.Shell) != "bash" || c.StateDir == "" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
 		return false
 	}
 	for _, kv := range c.Env {
@@ -446,16 +630,12 @@ func useBashEnv(c Command) bool {
 }
 
 // writeInit writes the BASH_ENV file once per state directory.
-func writeInit(path, dir string) error {
+func writeInit(path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	script := "unset BASH_ENV\n" +
-		"__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\\0'; builtin export -p; } >| " +
-		shellQuote(filepath.Join(dir, "state.")) + "$$; } 2>/dev/null; }\n" +
-		"trap __boris_exit EXIT\n"
 	tmp := path + "." + randomHex(4)
-	if err := os.WriteFile(tmp, []byte(script), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(bashInit), 0o600); err != nil {
 		return fmt.Errorf("writing shell setup: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

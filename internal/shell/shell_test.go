@@ -198,3 +198,45 @@ func TestGrandchildHoldingPipe(t *testing.T) {
 		t.Errorf("group %d alive after Close", p.PGID())
 	}
 }
+
+func TestTimeoutReachesSetsid(t *testing.T) {
+	t.Parallel()
+	c := command(t, "/bin/bash", "setsid sleep 100 >/dev/null 2>&1 & echo $!; sleep 100")
+	c.Mark = "test-" + randomHex(4) + "/1"
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	p, _, err := Run(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pid, err := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running(pid) {
+		t.Errorf("setsid process %d survived the timeout", pid)
+	}
+}
+
+func TestStopMarked(t *testing.T) {
+	t.Parallel()
+	prefix := "test-" + randomHex(4) + "/"
+	c := command(t, "/bin/bash", "setsid sleep 100 >/dev/null 2>&1 & echo $!")
+	c.Mark = prefix + "7"
+	p, res := run(t, c)
+	pid, _ := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text))
+	if res.Lingering || !running(pid) {
+		t.Fatalf("lingering %v, running %v: want an escaped, detached process", res.Lingering, running(pid))
+	}
+	if got := Marked(prefix, 0); !slices.Contains(got, pid) {
+		t.Errorf("Marked(%q) = %v, want it to hold %d", prefix, got, pid)
+	}
+	if got := Marked(prefix+"70", 0); len(got) != 0 {
+		t.Errorf("Marked of a longer mark = %v, want none", got)
+	}
+	StopMarked(prefix, time.Second)
+	if running(pid) {
+		t.Errorf("process %d survived StopMarked", pid)
+	}
+}

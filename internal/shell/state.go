@@ -9,14 +9,15 @@ import (
 	"unicode/utf8"
 )
 
-// The shell reports where it ended and what it exported through a private file the
-// command's output cannot reach: `pwd`, a NUL, then `export -p`. parseState reads it.
+// The shell reports where it ended and what it exported on a pipe the command's output
+// cannot reach: `pwd`, a NUL, `export -p`, a NUL. parseState reads it.
 
 // parseState splits a state report into the working directory and the exported
 // variables, as KEY=value pairs.
 func parseState(b []byte) (cwd string, env []string, err error) {
-	dir, exports, ok := bytes.Cut(b, []byte{0})
-	if !ok {
+	dir, rest, ok := bytes.Cut(b, []byte{0})
+	exports, _, ok2 := bytes.Cut(rest, []byte{0})
+	if !ok || !ok2 {
 		return "", nil, errors.New("state report is incomplete")
 	}
 	cwd = strings.TrimSuffix(string(dir), "\n")
@@ -322,7 +323,7 @@ func sessionEnv(prev, exported []string) []string {
 	for _, kv := range exported {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PWD", "SHLVL", "_":
+		case "PWD", "SHLVL", "_", markVar:
 			continue
 		}
 		out = append(out, kv)

@@ -4,12 +4,15 @@ package tasks
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mjkoo/boris/internal/shell"
@@ -48,6 +51,8 @@ var (
 // Manager holds one session's background tasks.
 type Manager struct {
 	limits Limits
+	tag    string // prefix of the marks of this session's commands
+	marks  atomic.Int64
 	ctx    context.Context // done when the Manager closes
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
@@ -71,7 +76,15 @@ func NewManager(limits Limits) *Manager {
 		limits.Grace = shell.DefaultGrace
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Manager{limits: limits, ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &Manager{limits: limits, tag: hex.EncodeToString(b), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
+}
+
+// NewMark returns a fresh [shell.Command.Mark] for one of this session's commands, so
+// that what they leave behind outside their process group ends with the session too.
+func (m *Manager) NewMark() string {
+	return m.tag + "/" + strconv.FormatInt(m.marks.Add(1), 10)
 }
 
 // Limits returns the limits the Manager enforces.
@@ -116,7 +129,10 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	m.next++
 	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{})}
 	c.Name = t.ID
-	c.OnOutput = func([]byte) { t.signal() }
+	if c.Mark == "" {
+		c.Mark = m.NewMark()
+	}
+	c.OnOutput = func(shell.Stream, []byte) { t.signal() }
 	if c.Grace <= 0 {
 		c.Grace = m.limits.Grace
 	}
@@ -316,17 +332,17 @@ func (m *Manager) prune() {
 	}
 	m.adopted = slices.DeleteFunc(m.adopted, func(p *shell.Process) bool {
 		if p.Done() {
-			m.wg.Go(p.Close)
+			m.wg.Go(p.Release)
 			return true
 		}
 		return false
 	})
 }
 
-// release frees what a forgotten task holds: its reader goroutines and spill files stay
-// with the session's spill directory.
+// release frees what a forgotten, finished task holds; its spill files stay with the
+// session's spill directory.
 func (m *Manager) release(t *Task) {
-	m.wg.Go(t.proc.Close)
+	m.wg.Go(t.proc.Release)
 }
 
 // Adopt takes charge of processes a foreground command left running (shell.Result
@@ -380,4 +396,6 @@ func (m *Manager) Close() {
 		})
 	}
 	m.wg.Wait()
+	// Whatever left its process group (setsid) but kept its environment.
+	shell.StopMarked(m.tag+"/", m.limits.Grace)
 }

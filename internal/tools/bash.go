@@ -36,6 +36,7 @@ type BashResult struct {
 	TimedOut        bool     `json:"timed_out,omitempty" jsonschema:"The command ran past its timeout and was stopped."`
 	Stopped         string   `json:"stopped,omitempty" jsonschema:"Why Boris stopped the command, if it did."`
 	DurationMS      int64    `json:"duration_ms,omitempty" jsonschema:"How long the command ran, in milliseconds."`
+	TimeoutMS       int64    `json:"timeout_ms,omitempty" jsonschema:"The timeout the command ran under, in milliseconds."`
 	Cwd             string   `json:"cwd,omitempty" jsonschema:"The session's working directory after the command."`
 	Stdout          string   `json:"stdout,omitempty" jsonschema:"Standard output, within the budget."`
 	Stderr          string   `json:"stderr,omitempty" jsonschema:"Standard error, within the budget."`
@@ -47,15 +48,15 @@ type BashResult struct {
 	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
 }
 
-const bashDescription = `Run a shell command or script with ` + "`/bin/bash`" + ` (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
+const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
 
-Each call runs a fresh shell with stdin at EOF, in its own process group. The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and options do not persist.
+Each call runs a fresh shell with stdin at EOF, in its own process group. The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
-timeout is in milliseconds (default from the server's --timeout, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
+timeout is in milliseconds (default %d, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
 
-Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out; the full output is saved in a file named in the marker, readable with view (view_range) or with bash (sed -n 'A,Bp' FILE).
+Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE).
 
-For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once; poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & are ended when the session closes.
+For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once (timeout does not apply; the task starts in the current working directory, and its cd and export do not persist). Poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & end when the session closes.
 
 Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
 
@@ -66,7 +67,7 @@ func addBash(s *mcp.Server, h *handlers) {
 	}
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "bash",
-		Description: bashDescription,
+		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, coded(h.bash))
 }
@@ -132,9 +133,10 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		sess.Tasks.Adopt(p)
 		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")
 	} else {
-		p.Close()
+		p.Release()
 	}
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &res.ExitCode, res.Signal, res.Duration.Milliseconds(), sess.Cwd()
+	out.TimeoutMS = timeout.Milliseconds()
 	switch {
 	case errors.Is(res.Stopped, errTimedOut):
 		out.TimedOut = true
@@ -147,6 +149,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	stdout, stderr := p.Stdout.Text(shell.DefaultBudget), p.Stderr.Text(shell.DefaultBudget)
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
+	if out.StdoutFile != "" || out.StderrFile != "" {
+		shell.PruneSpills(c.StateDir, shell.MaxSpill, out.StdoutFile, out.StderrFile)
+	}
 	return text(formatBash(out)), out, nil
 }
 
@@ -163,7 +168,7 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 	if err != nil {
 		return shell.Command{}, err
 	}
-	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill}, nil
+	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark()}, nil
 }
 
 func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
@@ -183,15 +188,18 @@ func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashRe
 // progress streams c's output lines to the client as progress notifications, coalesced
 // to at most one per progressInterval. The returned function stops it.
 func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any, c *shell.Command) func() {
-	lines := shell.NewLines(64 << 10)
-	c.OnOutput = lines.Write
+	// One gatherer per stream, so that a partial line on one is not joined to the other's.
+	lines := [2]*shell.Lines{shell.NewLines(32 << 10), shell.NewLines(32 << 10)}
+	c.OnOutput = func(s shell.Stream, p []byte) { lines[s].Write(p) }
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	sent := 0
 	send := func() {
-		if msg, ok := lines.Take(); ok {
+		out, ok1 := lines[shell.Stdout].Take()
+		errs, ok2 := lines[shell.Stderr].Take()
+		if ok1 || ok2 {
 			sent++
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: msg})
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: out + errs})
 		}
 	}
 	wg.Go(func() {
@@ -220,12 +228,11 @@ func formatBash(r *BashResult) string {
 	if r.Signal != "" {
 		fmt.Fprintf(&b, "signal: %s\n", r.Signal)
 	}
-	if r.Stopped != "" {
-		what := "stopped"
-		if r.TimedOut {
-			what = "TIMED OUT"
-		}
-		fmt.Fprintf(&b, "%s: %s; the command's process group was terminated. Output captured until then is below.\n", what, r.Stopped)
+	switch {
+	case r.TimedOut:
+		fmt.Fprintf(&b, "timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below\n", r.TimeoutMS)
+	case r.Stopped != "":
+		fmt.Fprintf(&b, "stopped: %s, so the command's process group was stopped; the output captured until then is below\n", r.Stopped)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

@@ -163,7 +163,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 		t.Errorf("returned after %v", d)
 	}
 	txt := textOf(res)
-	if !out.TimedOut || !strings.Contains(txt, "TIMED OUT") || !strings.Contains(txt, "stdout:\n") {
+	if !out.TimedOut || !strings.Contains(txt, "\ntimed out: the command ran past its 300 ms timeout") || !strings.Contains(txt, "stdout:\n") {
 		t.Errorf("result does not say it timed out with the output so far:\n%s", txt)
 	}
 	pgid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
@@ -372,3 +372,66 @@ func TestBashSessionCloseKills(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestBashShutdownStopsRunningCommand(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cs, srv := connect(t, cfg, nil)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The call may end with a result or with the connection closing: either way it
+		// must end.
+		_, _ = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid.tmp; mv pid.tmp pid; sleep 100 & sleep 100"}})
+	})
+	pid := waitForPID(t, filepath.Join(cfg.Workdir, "pid"))
+	srv.Close()
+	wg.Wait()
+	waitGone(t, pid)
+}
+
+func TestBashUnderPOSIXShell(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Shell = "/bin/sh"
+	cs, _ := connect(t, cfg, nil)
+	steps := []struct {
+		command string
+		code    int
+		stdout  string
+	}{
+		{"false", 1, ""},
+		{"cd /tmp && export FOO=bar", 0, ""},
+		{"pwd; echo $FOO; exit 3", 3, "/tmp\nbar\n"},
+	}
+	for _, s := range steps {
+		res, out := bash(t, cs, map[string]any{"command": s.command})
+		if *out.ExitCode != s.code || out.Stdout != s.stdout {
+			t.Errorf("bash(%q) = %s, want exit %d, stdout %q", s.command, textOf(res), s.code, s.stdout)
+		}
+	}
+}
+
+func TestBashShutdownReachesSetsid(t *testing.T) {
+	t.Parallel()
+	cs, srv := connect(t, testConfig(t), nil)
+	_, out := bash(t, cs, map[string]any{"command": "setsid sleep 100 >/dev/null 2>&1 & echo $!"})
+	pid, err := strconv.Atoi(strings.TrimSpace(out.Stdout))
+	if err != nil || !processRunning(pid) {
+		t.Fatalf("setsid sleep not running: %q, %v", out.Stdout, err)
+	}
+	srv.Close()
+	if processRunning(pid) {
+		t.Errorf("process %d, which left its group, survived shutdown", pid)
+	}
+}
+
+// processRunning reports whether pid exists and is not a zombie.
+func processRunning(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}

@@ -49,7 +49,7 @@ type TaskResult struct {
 
 // TaskListResult is task_list's structured result.
 type TaskListResult struct {
-	Tasks []TaskInfo `json:"tasks" jsonschema:"The session's background tasks, oldest first."`
+	Tasks []TaskInfo `json:"tasks,omitempty" jsonschema:"The session's background tasks, oldest first; absent when there are none."`
 }
 
 // TaskInfo describes one task in task_list.
@@ -124,7 +124,7 @@ func (h *handlers) taskList(_ context.Context, req *mcp.CallToolRequest, _ TaskL
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &TaskListResult{Tasks: []TaskInfo{}}
+	out := &TaskListResult{}
 	var b strings.Builder
 	for _, t := range sess.Tasks.List() {
 		info := TaskInfo{TaskID: t.ID, Command: t.Command, Status: t.Status(), DurationMS: taskDuration(t).Milliseconds()}
