@@ -42,7 +42,9 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		var sid string
 		if call.Session != nil {
-			sid = call.Session.ID()
+			if st, err := s.session(call.Session); err == nil {
+				sid = st.ID // over STDIO the protocol has no session id; ours is random
+			}
 		}
 		s.log.Info("tool call", "session", sid, "tool", call.Params.Name,
 			"args", summarize(call.Params.Arguments, s.cfg.Token),
