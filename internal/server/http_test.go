@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -274,8 +275,9 @@ func TestSessionCyclesFreeEverything(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cs.ListTools(t.Context(), nil); err != nil {
-			t.Fatal(err)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}})
+		if err != nil || res.IsError {
+			t.Fatalf("bash true: %v %v", res, err)
 		}
 		cs.Close()
 	}
@@ -284,11 +286,15 @@ func TestSessionCyclesFreeEverything(t *testing.T) {
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	before := settledGoroutines(t, -1)
+	fdsBefore := openFDs(t)
 	for range 1000 {
 		cycle()
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	after := settledGoroutines(t, before)
+	if fds := openFDs(t); fds > fdsBefore+10 {
+		t.Errorf("open file descriptors grew from %d to %d over 1000 session cycles", fdsBefore, fds)
+	}
 	t.Logf("goroutines: %d before, %d after", before, after)
 	if after > before+10 {
 		t.Errorf("goroutines grew from %d to %d over 1000 session cycles", before, after)
@@ -335,4 +341,13 @@ func TestInstructionsState(t *testing.T) {
 			t.Errorf("instructions %q lack %q", got, want)
 		}
 	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(entries)
 }
