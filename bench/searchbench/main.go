@@ -60,7 +60,11 @@ func main() {
 		}
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "src")
-		if err := copyTree(filepath.Join(runtime.GOROOT(), "src"), dir); err != nil {
+		goroot, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			log.Fatalf("go env GOROOT: %v", err)
+		}
+		if err := copyTree(filepath.Join(strings.TrimSpace(string(goroot)), "src"), dir); err != nil {
 			log.Fatal(err)
 		}
 		// A git repository, so that every tool applies the corpus's .gitignore files

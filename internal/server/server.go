@@ -63,7 +63,6 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: tools.Instructions(cfg, scope),
 		Logger:       sdkLogger(cfg, log),
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
 		},
