@@ -360,3 +360,63 @@ func TestStdioEOFKillsChildren(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioSignalKillsChildren: SIGTERM to a STDIO server kills a running command, what it
+// left running with &, and background tasks, before the server exits.
+func TestStdioSignalKillsChildren(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		dir := t.TempDir()
+		cmd := exec.Command(binary, "--transport", "stdio", "--workdir", dir)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > task; exec sleep 303","run_in_background":true}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 301 & echo $! > left; echo $$ > child; sleep 300"}}}
+`)
+		pids := waitForPIDs(t, filepath.Join(dir, "task"), filepath.Join(dir, "left"), filepath.Join(dir, "child"))
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%v: server still running 20s later", sig)
+		}
+		for _, pid := range pids {
+			if alive(pid) {
+				t.Errorf("%v: process %d survived the server", sig, pid)
+			}
+		}
+	}
+}
+
+// TestStdioPipedBatchIsAnswered: requests piped in before stdin closes all get replies.
+func TestStdioPipedBatchIsAnswered(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "--transport", "stdio", "--workdir", t.TempDir())
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.2; echo piped-ok"}}}
+`)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("boris: %v", err)
+	}
+	for _, want := range []string{`"id":1,"result"`, `"id":2,"result"`, `"id":3,"result"`, "piped-ok"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("stdout lacks %s:\n%s", want, out)
+		}
+	}
+}

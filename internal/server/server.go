@@ -7,8 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -143,46 +141,6 @@ func (s *Server) closeStates() {
 		_ = st.Close()
 	}
 }
-
-// RunStdio serves one client over r and w until the client disconnects or ctx is done.
-// When the client closes its end, running commands are killed at once rather than left
-// to finish for nobody.
-func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	defer s.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	eof := make(chan struct{})
-	go func() {
-		select {
-		case <-eof:
-			s.closeStates()
-		case <-ctx.Done():
-			s.closeStates()
-		}
-	}()
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: &eofReader{r: r, eof: eof}, Writer: w})
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || ctx.Err() != nil {
-		return nil
-	}
-	return fmt.Errorf("stdio: %w", err)
-}
-
-// eofReader closes eof once its reader fails or ends.
-type eofReader struct {
-	r    io.ReadCloser
-	eof  chan struct{}
-	once sync.Once
-}
-
-func (e *eofReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil {
-		e.once.Do(func() { close(e.eof) })
-	}
-	return n, err
-}
-
-func (e *eofReader) Close() error { return e.r.Close() }
 
 // scrubEnv drops Boris's own settings that are secret from the environment commands see.
 func scrubEnv(environ []string, token string) []string {

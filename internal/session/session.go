@@ -47,6 +47,7 @@ type Session struct {
 	spillDir string
 	onClose  []func()
 	closed   bool
+	finished chan struct{} // closed once Close has freed everything
 }
 
 // Digest identifies a file's content.
@@ -64,6 +65,8 @@ func New(opts Options) *Session {
 		cwd:    opts.Workdir,
 		env:    append([]string(nil), opts.Env...),
 		seen:   make(map[string]Digest),
+
+		finished: make(chan struct{}),
 	}
 }
 
@@ -180,14 +183,17 @@ func (s *Session) OnClose(f func()) {
 }
 
 // Close cancels the session's context, kills its tasks, runs OnClose functions and removes
-// its spill directory. It is safe to call more than once.
+// its spill directory. It is safe to call more than once: later calls wait until the
+// first has finished.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.finished
 		return nil
 	}
 	s.closed = true
+	defer close(s.finished)
 	fns, dir := s.onClose, s.spillDir
 	s.onClose = nil
 	s.mu.Unlock()

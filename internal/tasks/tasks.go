@@ -56,6 +56,7 @@ type Manager struct {
 	ctx    context.Context // done when the Manager closes
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
+	fg     sync.WaitGroup // foreground commands still running, see Foreground
 
 	mu      sync.Mutex
 	tasks   map[string]*Task
@@ -373,10 +374,19 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
+		m.fg.Wait()
 		m.wg.Wait()
 		return
 	}
 	m.closed = true
+	m.mu.Unlock()
+
+	m.cancel(ErrSession)
+	// Foreground commands are stopped through their own contexts, which end with the
+	// session; wait for them, so that what they leave behind is adopted (and killed below,
+	// or at once once closed) before Close returns.
+	m.fg.Wait()
+	m.mu.Lock()
 	adopted := m.adopted
 	m.adopted = nil
 	tasks := make([]*Task, 0, len(m.tasks))
@@ -384,8 +394,6 @@ func (m *Manager) Close() {
 		tasks = append(tasks, t)
 	}
 	m.mu.Unlock()
-
-	m.cancel(ErrSession)
 	for _, p := range adopted {
 		m.wg.Go(p.Close)
 	}
@@ -398,4 +406,17 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 	// Whatever left its process group (setsid) but kept its environment.
 	shell.StopMarked(m.tag+"/", m.limits.Grace)
+}
+
+// Foreground records that a foreground command of this session is running. Call done once
+// it has returned and its leftover processes are adopted or released: [Manager.Close]
+// waits for that, so no command outlives its session. It fails once the Manager is closed.
+func (m *Manager) Foreground() (done func(), err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrSession
+	}
+	m.fg.Add(1)
+	return sync.OnceFunc(m.fg.Done), nil
 }

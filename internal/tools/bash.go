@@ -99,6 +99,11 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if in.RunInBackground {
 		return h.startTask(sess, c, out)
 	}
+	done, err := sess.Tasks.Foreground()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
 
 	timeout := h.Config.Timeout
 	if in.Timeout > 0 {

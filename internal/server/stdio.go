@@ -1,0 +1,171 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioDrain bounds how long requests already read may run on after the client closes its
+// end of STDIO; then their commands are killed.
+const stdioDrain = 5 * time.Second
+
+// RunStdio serves one client over r and w until the client disconnects or ctx is done.
+// When the client closes its end, requests it already sent are still answered (a piped
+// batch of requests gets its replies), for up to [stdioDrain]; then running commands are
+// killed rather than left to finish for nobody.
+func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
+	defer s.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &pending{idle: make(chan struct{})}
+	stop := context.AfterFunc(ctx, s.closeStates) // signal: kill at once
+	defer stop()
+	in := &drainReader{r: r, p: p, drain: func() {
+		select {
+		case <-p.drained():
+		case <-time.After(stdioDrain):
+			s.closeStates()
+			<-p.drained() // calls end promptly once their commands are dead
+		case <-ctx.Done():
+		}
+	}}
+	out := &replyWriter{w: w, p: p}
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("stdio: %w", err)
+}
+
+// pending counts requests read from the client and not yet answered.
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // replaced while n > 0; closed when n drops to 0
+}
+
+func (p *pending) add(delta int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 && delta > 0 {
+		p.idle = make(chan struct{})
+	}
+	p.n += delta
+	if p.n <= 0 {
+		p.n = 0
+		select {
+		case <-p.idle:
+		default:
+			close(p.idle)
+		}
+	}
+}
+
+// drained returns a channel closed when no request is waiting for a reply.
+func (p *pending) drained() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return p.idle
+}
+
+// messages calls f for each complete newline-delimited JSON-RPC message in the stream of
+// chunks fed to it, counting requests (method and id) or replies (id, no method).
+type messages struct {
+	partial []byte
+}
+
+func (m *messages) feed(b []byte, count func(requests, replies int)) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(m.partial) < 64<<20 { // a message larger than this is not counted
+				m.partial = append(m.partial, b...)
+			}
+			return
+		}
+		line := b[:i]
+		if len(m.partial) > 0 {
+			line = append(m.partial, line...)
+			m.partial = m.partial[:0]
+		}
+		count(classify(line))
+		b = b[i+1:]
+	}
+}
+
+func classify(line []byte) (requests, replies int) {
+	line = bytes.TrimSpace(line)
+	var one struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if len(line) > 0 && line[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(line, &batch) == nil {
+			for _, m := range batch {
+				q, r := classify(m)
+				requests, replies = requests+q, replies+r
+			}
+		}
+		return requests, replies
+	}
+	if json.Unmarshal(line, &one) != nil || len(one.ID) == 0 || string(one.ID) == "null" {
+		return 0, 0
+	}
+	if one.Method != "" {
+		return 1, 0
+	}
+	return 0, 1
+}
+
+// drainReader counts the requests it passes on and, at the end of its input, holds back
+// the end until drain returns.
+type drainReader struct {
+	r     io.ReadCloser
+	p     *pending
+	drain func()
+	msgs  messages
+	once  sync.Once
+}
+
+func (d *drainReader) Read(b []byte) (int, error) {
+	n, err := d.r.Read(b)
+	d.msgs.feed(b[:n], func(q, _ int) { d.p.add(q) })
+	if err != nil && n == 0 {
+		d.once.Do(d.drain)
+	}
+	return n, err
+}
+
+func (d *drainReader) Close() error { return d.r.Close() }
+
+// replyWriter counts the replies written to the client.
+type replyWriter struct {
+	w    io.WriteCloser
+	p    *pending
+	mu   sync.Mutex
+	msgs messages
+}
+
+func (rw *replyWriter) Write(b []byte) (int, error) {
+	n, err := rw.w.Write(b)
+	rw.mu.Lock()
+	rw.msgs.feed(b[:n], func(_, r int) { rw.p.add(-r) })
+	rw.mu.Unlock()
+	return n, err
+}
+
+func (rw *replyWriter) Close() error { return rw.w.Close() }
