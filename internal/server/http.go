@@ -40,8 +40,7 @@ func (s *Server) Handler() http.Handler {
 
 	var mcpHandler http.Handler = streamable
 	mcpHandler = s.limitSessions(mcpHandler)
-	mcpHandler = cop.Handler(mcpHandler)
-	mcpHandler = s.checkOrigin(mcpHandler)
+	mcpHandler = s.checkOrigin(mcpHandler, cop.Handler(mcpHandler))
 	mcpHandler = s.authenticate(mcpHandler)
 	mcpHandler = s.cors(mcpHandler)
 
@@ -128,15 +127,20 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 }
 
 // checkOrigin refuses a browser Origin that is neither loopback (while listening on
-// loopback) nor on the --allow-origin list.
-func (s *Server) checkOrigin(next http.Handler) http.Handler {
+// loopback) nor on the --allow-origin list. Loopback origins, such as a local inspector on
+// another port, go straight to next; every other request goes through protected, which
+// applies cross-origin protection.
+func (s *Server) checkOrigin(next, protected http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && !s.originAllowed(origin) {
+		switch {
+		case origin == "" || slices.Contains(s.cfg.AllowOrigins, origin):
+			protected.ServeHTTP(w, r)
+		case s.originAllowed(origin):
+			next.ServeHTTP(w, r)
+		default:
 			httpError(w, http.StatusForbidden, fmt.Sprintf("origin %q refused: add it with --allow-origin if this browser client is trusted", origin))
-			return
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -174,6 +174,9 @@ func TestHostAndOrigin(t *testing.T) {
 		{"localhost origin", map[string]string{"Host": host, "Origin": "http://" + host}, 200},
 		{"localhost name", map[string]string{"Host": "localhost" + host[strings.LastIndex(host, ":"):]}, 200},
 		{"allowed origin", map[string]string{"Origin": "https://app.example.com"}, 200},
+		{"other localhost port", map[string]string{"Origin": "http://localhost:6274"}, 200},
+		{"loopback ip origin", map[string]string{"Origin": "http://127.0.0.1:3000", "Sec-Fetch-Site": "cross-site"}, 200},
+		{"look-alike origin", map[string]string{"Origin": "http://localhost.evil.example.com"}, 403},
 		{"no origin", nil, 200},
 	}
 	for _, tt := range tests {

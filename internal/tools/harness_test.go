@@ -24,7 +24,7 @@ func testConfig(t *testing.T) config.Config {
 	return config.Config{
 		Transport:             "stdio",
 		Workdir:               wd,
-		Timeout:               30 * time.Second,
+		Timeout:               120 * time.Second, // the default, so goldens and the README show it
 		MaxFileSize:           10_000_000,
 		RequireViewBeforeEdit: true,
 		MaxSessions:           8,
