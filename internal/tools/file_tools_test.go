@@ -424,3 +424,45 @@ func TestDescriptionsStateViewRuleOnlyWhenOn(t *testing.T) {
 		}
 	}
 }
+
+// TestEditorArguments: each command refuses a missing argument it needs, or one that belongs
+// to another command, with an error naming it, and leaves the file alone.
+func TestEditorArguments(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.AnthropicCompat = true
+	p := writeIn(t, cfg.Workdir, "f.txt", "keep me\n", 0o644)
+	cs, _ := connect(t, cfg, nil)
+	ed := func(args map[string]any) *mcp.CallToolResult { return call(t, cs, "str_replace_editor", args) }
+	wantOK(t, ed(map[string]any{"command": "view", "path": "f.txt"}))
+
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		has  []string
+	}{
+		{"create without file_text", map[string]any{"command": "create", "path": "f.txt"}, []string{"file_text is required for create"}},
+		{"create with new_str instead of file_text", map[string]any{"command": "create", "path": "f.txt", "new_str": "x"}, []string{"file_text is required for create"}},
+		{"str_replace without old_str", map[string]any{"command": "str_replace", "path": "f.txt", "new_str": "x"}, []string{"old_str is required for str_replace"}},
+		{"insert without insert_line", map[string]any{"command": "insert", "path": "f.txt", "new_str": "x"}, []string{"insert_line is required for insert"}},
+		{"insert without text", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0}, []string{"new_str", "is required for insert"}},
+		{"view_range on create", map[string]any{"command": "create", "path": "f.txt", "file_text": "x", "view_range": []int{1, 2}}, []string{"view_range", "view"}},
+		{"file_text on str_replace", map[string]any{"command": "str_replace", "path": "f.txt", "old_str": "keep", "file_text": "x"}, []string{"file_text", "create"}},
+		{"old_str on insert", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "x", "old_str": "keep"}, []string{"old_str", "str_replace"}},
+		{"insert_line on view", map[string]any{"command": "view", "path": "f.txt", "insert_line": 1}, []string{"insert_line", "insert"}},
+		{"replace_all on insert", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "x", "replace_all": true}, []string{"replace_all", "str_replace"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantErr(t, ed(tc.args), "INVALID_ARGUMENT", tc.has...)
+			if got := mustRead(t, p); got != "keep me\n" {
+				t.Fatalf("f.txt = %q after a refused call, want it unchanged", got)
+			}
+		})
+	}
+	t.Run("create with an empty file_text makes an empty file", func(t *testing.T) {
+		wantOK(t, ed(map[string]any{"command": "create", "path": "empty.txt", "file_text": ""}), "wrote 0 bytes")
+		if got := mustRead(t, filepath.Join(cfg.Workdir, "empty.txt")); got != "" {
+			t.Errorf("empty.txt = %q, want empty", got)
+		}
+	})
+}
