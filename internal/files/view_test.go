@@ -1,14 +1,17 @@
 package files
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -71,6 +74,10 @@ func TestView(t *testing.T) {
 		{name: "start zero", content: smallText, opts: ViewOptions{Start: -1, End: 2}, wantErr: ErrInvalid},
 		{name: "empty", content: "", want: FileView{First: 1, Last: 0, Lines: 0}},
 		{name: "crlf", content: "a\r\nb\r\n", want: FileView{First: 1, Last: 2, Lines: 2, CRLF: true}, text: "     1\ta\n     2\tb\n"},
+		{name: "cr line endings", content: "a\rb\rc\r", want: FileView{First: 1, Last: 3, Lines: 3, CR: true}, text: "     1\ta\n     2\tb\n     3\tc\n"},
+		{name: "cr line endings, range", content: "a\rb\rc", opts: ViewOptions{Start: 2, End: -1}, want: FileView{First: 2, Last: 3, Lines: 3, CR: true}, text: "     2\tb\n     3\tc\n"},
+		{name: "stray cr on an unterminated last line is not crlf", content: "x\ny\r", want: FileView{First: 1, Last: 2, Lines: 2}, text: "     1\tx\n     2\ty\r\n"},
+		{name: "big cr", content: strings.ReplaceAll(bigText, "\n", "\r"), opts: ViewOptions{Start: 39999, End: -1}, want: FileView{First: 39999, Last: 40000, Lines: 40000, CR: true}, text: numberedText(bigLines, 39999, 40000)},
 		{name: "bom", content: "\xEF\xBB\xBFa\nb\n", want: FileView{First: 1, Last: 2, Lines: 2}, text: "     1\ta\n     2\tb\n"},
 		{name: "latin-1", content: "caf\xe9\n", want: FileView{First: 1, Last: 1, Lines: 1, NotUTF8: true}, text: "     1\tcaf\xe9\n"},
 		{name: "long line", content: long + "\nshort\n", want: FileView{First: 1, Last: 2, Lines: 2, Cut: 1},
@@ -103,7 +110,7 @@ func TestView(t *testing.T) {
 			if err != nil {
 				t.Fatalf("View(%+v): %v", tt.opts, err)
 			}
-			got := FileView{First: v.First, Last: v.Last, Lines: v.Lines, AskedEnd: v.AskedEnd, More: v.More, Cut: v.Cut, CRLF: v.CRLF, NotUTF8: v.NotUTF8}
+			got := FileView{First: v.First, Last: v.Last, Lines: v.Lines, AskedEnd: v.AskedEnd, More: v.More, Cut: v.Cut, CRLF: v.CRLF, CR: v.CR, NotUTF8: v.NotUTF8}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("View(%+v) (-want +got):\n%s", tt.opts, diff)
 			}
@@ -260,4 +267,42 @@ func TestList(t *testing.T) {
 	if len(l.Entries) != 3 || l.Omitted != 4 {
 		t.Errorf("List capped at 3 = %q, %d omitted; want 3 entries, 4 omitted", l.Entries, l.Omitted)
 	}
+}
+
+// FuzzCRReader: streaming a file through crReader in pieces of any size gives what asLF gives
+// for the whole file, when its line endings are lone CRs.
+func FuzzCRReader(f *testing.F) {
+	f.Add([]byte("a\rb\rc\r"), 1)
+	f.Add([]byte("a\r\rb\r\nc\r"), 2)
+	f.Add([]byte("\r"), 1)
+	f.Add([]byte("x\r\r\r\n"), 3)
+	f.Fuzz(func(t *testing.T, data []byte, piece int) {
+		if !crStyle(data) {
+			return
+		}
+		piece = 1 + abs(piece)%7
+		r := &crReader{r: iotest.HalfReader(bytes.NewReader(data))}
+		var got []byte
+		buf := make([]byte, piece)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := asLF(data); !bytes.Equal(got, want) {
+			t.Errorf("crReader(%q) in pieces of %d = %q, want %q", data, piece, got, want)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

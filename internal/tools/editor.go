@@ -167,7 +167,10 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 		where = "at the top"
 	}
 	s := fmt.Sprintf("Inserted %d line(s) %s of %s (now lines %d-%d). The edited region reads:\n%s", e.Last-e.First+1, where, abs, e.First, e.Last, e.Snippet)
-	if e.CRLF {
+	switch {
+	case e.CR:
+		s += "\n(The text was written with CR line endings, like the rest of the file.)"
+	case e.CRLF:
 		s += "\n(The text was written with CRLF line endings, like the rest of the file.)"
 	}
 	return s, nil

@@ -466,3 +466,21 @@ func TestEditorArguments(t *testing.T) {
 		}
 	})
 }
+
+// TestCRLineEndings: a file with classic Mac OS line endings (lone CR) shows as lines, with
+// a note that names its line endings correctly, and an edit keeps them.
+func TestCRLineEndings(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	p := writeIn(t, cfg.Workdir, "mac.txt", "a\rb\rc\r", 0o644)
+	cs, _ := connect(t, cfg, nil)
+	res := call(t, cs, "view", map[string]any{"path": "mac.txt"})
+	wantOK(t, res, "     1\ta\n     2\tb\n     3\tc\n", "CR (\\r) line endings")
+	if strings.Contains(textOf(res), "CRLF") {
+		t.Errorf("view of a CR file claims CRLF: %q", textOf(res))
+	}
+	wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "mac.txt", "old_str": "b\nc", "new_str": "B\nC"}), "     2\tB\n", "CR")
+	if got, want := mustRead(t, p), "a\rB\rC\r"; got != want {
+		t.Errorf("mac.txt = %q, want %q", got, want)
+	}
+}

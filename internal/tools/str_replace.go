@@ -78,7 +78,10 @@ func (h *handlers) replace(sess *session.Session, path, old, new string, all boo
 	default:
 		fmt.Fprintf(&b, "Replaced 1 occurrence in %s (now lines %d-%d). The edited region reads:\n%s", abs, e.First, e.Last, e.Snippet)
 	}
-	if e.CRLF {
+	switch {
+	case e.CR:
+		b.WriteString("\n(new_str was written with CR line endings, like the rest of the file.)")
+	case e.CRLF:
 		b.WriteString("\n(new_str was written with CRLF line endings, like the rest of the file.)")
 	}
 	return b.String(), nil
