@@ -65,6 +65,8 @@ func TestReplace(t *testing.T) {
 		{name: "mostly utf-8 with a stray byte accepts utf-8", content: "é\xff\nx\n", old: "x", new: "ü", want: "é\xff\nü\n", count: 1, first: 2, last: 2},
 		{name: "no-op", content: "a\nb\n", old: "b", new: "b", want: "a\nb\n", count: 1, first: 2, last: 2, noop: true},
 		{name: "binary refused", content: "a\x00b", old: "a", new: "b", wantErr: ErrUnsupported},
+		{name: "random bytes without NUL refused", content: "a" + noise(9000), old: "a", new: "b", wantErr: ErrUnsupported, errHas: []string{"binary"}},
+		{name: "latin-1 prose edited", content: latin1Prose, old: "midi;", new: "12h;", all: true, want: strings.ReplaceAll(latin1Prose, "midi;", "12h;"), count: 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -46,6 +47,27 @@ func manyLines(n, width int) ([]string, string) {
 	return lines, b.String()
 }
 
+// noise is n random bytes without NUL, as head -c n /dev/urandom | tr -d '\0' gives.
+func noise(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(1 + r.IntN(255))
+	}
+	return string(b)
+}
+
+// Lines of 8-bit text: Latin-1 (mostly ASCII) and Windows-1251 Cyrillic (mostly high bytes).
+const (
+	latin1Line = "Le caf\xe9 \xe0 c\xf4t\xe9 de l'\xe9glise ferme \xe0 midi; na\xefve fa\xe7on.\n"
+	cp1251Line = "\xcf\xf0\xe8\xe2\xe5\xf2, \xec\xe8\xf0! \xdd\xf2\xee \xf2\xe5\xea\xf1\xf2 \xed\xe0 \xf0\xf3\xf1\xf1\xea\xee\xec.\n"
+)
+
+var (
+	latin1Prose = strings.Repeat(latin1Line, 40)
+	cp1251Prose = strings.Repeat(cp1251Line, 40)
+)
+
 func TestView(t *testing.T) {
 	t.Parallel()
 	small := []string{"alpha", "beta", "gamma", "delta"}
@@ -86,6 +108,11 @@ func TestView(t *testing.T) {
 		{name: "text that starts like a BMP", content: "BM is not an image here\n", want: FileView{First: 1, Last: 1, Lines: 1}, text: "     1\tBM is not an image here\n"},
 		{name: "svg is text", content: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", want: FileView{First: 1, Last: 1, Lines: 1}, text: "     1\t<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n"},
 		{name: "binary", content: "ab\x00cd", wantErr: ErrUnsupported, errHas: "binary file (5 bytes"},
+		{name: "random bytes without NUL", content: noise(20000), wantErr: ErrUnsupported, errHas: "binary file (20,000 bytes, detected type application/octet-stream"},
+		{name: "big random bytes without NUL", content: noise(2 << 20), opts: ViewOptions{Start: 1, End: 2}, wantErr: ErrUnsupported, errHas: "binary file"},
+		{name: "latin-1 prose", content: latin1Prose, want: FileView{First: 1, Last: 40, Lines: 40, NotUTF8: true}, text: numberedText(strings.Split(strings.Repeat(latin1Line, 40), "\n"), 1, 40)},
+		{name: "cp1251 prose (mostly high bytes)", content: cp1251Prose, want: FileView{First: 1, Last: 40, Lines: 40, NotUTF8: true}, text: numberedText(strings.Split(strings.Repeat(cp1251Line, 40), "\n"), 1, 40)},
+		{name: "text with escapes and form feeds", content: "\x1b[1mbold\x1b[0m\n\f\n\bx\n", want: FileView{First: 1, Last: 3, Lines: 3}, text: "     1\t\x1b[1mbold\x1b[0m\n     2\t\f\n     3\t\bx\n"},
 		{name: "big default", content: bigText, want: FileView{First: 1, Last: 2000, Lines: -1, More: true}, text: numberedText(bigLines, 1, 2000)},
 		{name: "big middle", content: bigText, opts: ViewOptions{Start: 20000, End: 20005}, want: FileView{First: 20000, Last: 20005, Lines: -1, More: true}, text: numberedText(bigLines, 20000, 20005)},
 		{name: "big tail", content: bigText, opts: ViewOptions{Start: 39999, End: 50000}, want: FileView{First: 39999, Last: 40000, Lines: 40000, AskedEnd: 50000}, text: numberedText(bigLines, 39999, 40000)},

@@ -484,3 +484,23 @@ func TestCRLineEndings(t *testing.T) {
 		t.Errorf("mac.txt = %q, want %q", got, want)
 	}
 }
+
+// TestBinaryWithoutNUL: random bytes with no NUL among them are refused as binary by view
+// and str_replace, while 8-bit text stays viewable.
+func TestBinaryWithoutNUL(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	noise := make([]byte, 20000)
+	for i := range noise {
+		noise[i] = byte(1 + (i*7919+i*i*31)%255)
+	}
+	p := writeIn(t, cfg.Workdir, "noise.bin", string(noise), 0o644)
+	writeIn(t, cfg.Workdir, "latin.txt", strings.Repeat("Le caf\xe9 \xe0 c\xf4t\xe9 de l'\xe9glise.\n", 50), 0o644)
+	cs, _ := connect(t, cfg, nil)
+	wantErr(t, call(t, cs, "view", map[string]any{"path": "noise.bin"}), "UNSUPPORTED_FILE", "binary", "20,000 bytes", "detected type")
+	wantErr(t, call(t, cs, "str_replace", map[string]any{"path": "noise.bin", "old_str": string(noise[:3]), "new_str": "x"}), "UNSUPPORTED_FILE", "binary")
+	if mustRead(t, p) != string(noise) {
+		t.Errorf("refused edit changed noise.bin")
+	}
+	wantOK(t, call(t, cs, "view", map[string]any{"path": "latin.txt"}), "    50\tLe caf")
+}
