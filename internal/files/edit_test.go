@@ -274,6 +274,19 @@ func TestCreate(t *testing.T) {
 			t.Errorf("Create(directory) error = %v, want ErrUnsupported", err)
 		}
 	})
+	t.Run("parent is a file", func(t *testing.T) {
+		t.Parallel()
+		plain := writeFile(t, "plainfile", "keep\n")
+		for _, p := range []string{filepath.Join(plain, "sub.txt"), filepath.Join(plain, "a", "b.txt")} {
+			_, err := Create(p, []byte("x"), limit, false)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(fmt.Sprint(err), plain+" is a file, not a directory") {
+				t.Errorf("Create(%s) error = %v, want ErrInvalid saying %s is a file", p, err, plain)
+			}
+		}
+		if readBack(t, plain) != "keep\n" {
+			t.Errorf("Create under a file changed the file")
+		}
+	})
 	t.Run("read-only file", func(t *testing.T) {
 		t.Parallel()
 		p := writeFile(t, "ro", "keep\n")
