@@ -68,7 +68,7 @@ func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, cha
 	}
 	if opts.Seen == nil {
 		if opts.RequireSeen {
-			return nil, nil, false, errorf(ErrNotViewed, "%s has not been viewed in this session; view it first (the whole file or the lines you will change), then retry this edit", path)
+			return nil, nil, false, errorf(ErrNotViewed, "%s has not been viewed in this session; view it first (any view of it in this session counts, even of a few lines), then retry this edit", path)
 		}
 		return data, info, false, nil
 	}

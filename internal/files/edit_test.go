@@ -143,7 +143,7 @@ func TestReplaceViewTracking(t *testing.T) {
 		wantErr  error
 		errHas   string
 	}{
-		{name: "never viewed", content: "a\n", opts: EditOptions{RequireSeen: true}, old: "a", new: "b", wantErr: ErrNotViewed, errHas: "view it first"},
+		{name: "never viewed", content: "a\n", opts: EditOptions{RequireSeen: true}, old: "a", new: "b", wantErr: ErrNotViewed, errHas: "any view of it in this session counts, even of a few lines"},
 		{name: "never viewed, not required", content: "a\n", old: "a", new: "b", want: "b\n"},
 		{name: "viewed", content: "a\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\n"},
 		{name: "changed, still unique", content: "a\nc\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\nc\n", changed: true},

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,6 +172,20 @@ func TestStrReplaceTool(t *testing.T) {
 	if mustRead(t, plain) != "a\nb\na\n" {
 		t.Fatalf("refused edit changed the file")
 	}
+	t.Run("a view of some lines allows an edit anywhere", func(t *testing.T) {
+		var b strings.Builder
+		for i := range 4000 {
+			fmt.Fprintf(&b, "line %d\n", i+1)
+		}
+		p := writeIn(t, wd, "long.txt", b.String(), 0o644)
+		wantErr(t, call(t, cs, "str_replace", map[string]any{"path": "long.txt", "old_str": "line 4000\n", "new_str": "last\n"}),
+			"STALE_VIEW", "view it first", "any view of it in this session counts")
+		wantOK(t, call(t, cs, "view", map[string]any{"path": "long.txt", "view_range": []int{1, 5}}))
+		wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "long.txt", "old_str": "line 4000\n", "new_str": "last\n"}), "  4000\tlast")
+		if !strings.HasSuffix(mustRead(t, p), "line 3999\nlast\n") {
+			t.Errorf("long.txt does not end with the edit")
+		}
+	})
 	for _, p := range []string{"crlf.txt", "plain.txt", "latin.txt"} {
 		wantOK(t, call(t, cs, "view", map[string]any{"path": p}))
 	}
