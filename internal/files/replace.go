@@ -35,13 +35,13 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	case changed && len(at) != 1:
 		why := "old_str now matches nowhere in it"
 		if len(at) > 1 {
-			why = fmt.Sprintf("old_str now matches %d places in it (lines %s)", len(at), lineList(ld, at))
+			why = fmt.Sprintf("old_str now matches %d places in it, on lines %s", len(at), lineList(ld, at))
 		}
 		return nil, staleError(path, why, opts.Previous, data, info)
 	case len(at) == 0:
 		return nil, errorf(ErrNoMatch, "%s", missMessage(path, data, old))
 	case len(at) > 1 && !all:
-		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s (lines %s); include more surrounding lines in old_str to pick one, or set replace_all to change every one",
+		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s, on lines %s; include more surrounding lines in old_str to pick one, or set replace_all to change every one",
 			len(at), path, lineList(ld, at))
 	}
 	if err := lossless(path, data, n, "new_str"); err != nil {
@@ -158,9 +158,10 @@ func lines(data []byte, at []int, shift int) []int {
 	return out
 }
 
-// lineList formats the lines of offsets at, at most 20 of them.
+// lineList formats the lines of offsets at, each once (several matches can share a line),
+// at most 20 of them.
 func lineList(data []byte, at []int) string {
-	ls := lines(data, at, 0)
+	ls := slices.Compact(lines(data, at, 0))
 	var parts []string
 	for _, l := range ls[:min(len(ls), 20)] {
 		parts = append(parts, strconv.Itoa(l))

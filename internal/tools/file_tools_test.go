@@ -209,6 +209,12 @@ func TestStrReplaceTool(t *testing.T) {
 			t.Errorf("plain.txt = %q", got)
 		}
 	})
+	t.Run("replace all, several on one line", func(t *testing.T) {
+		writeIn(t, wd, "dup.txt", "k k\nk\n", 0o644)
+		wantOK(t, call(t, cs, "view", map[string]any{"path": "dup.txt"}))
+		wantErr(t, call(t, cs, "str_replace", map[string]any{"path": "dup.txt", "old_str": "k", "new_str": "v"}), "AMBIGUOUS_MATCH", "3 places", "on lines 1, 2;")
+		wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "dup.txt", "old_str": "k", "new_str": "v", "replace_all": true}), "Replaced 3 occurrences", "on lines 1, 2 ")
+	})
 	t.Run("delete", func(t *testing.T) {
 		wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "plain.txt", "old_str": "b\n"}), "Deleted")
 		if got := mustRead(t, plain); got != "z\nz\n" {
