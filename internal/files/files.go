@@ -202,9 +202,9 @@ func isText(head []byte) bool {
 // binaryType reports whether head, the start of a file, is binary and if so what it appears
 // to be. As git and file(1) decide: a NUL byte makes it binary; so does a high share of bytes
 // that text does not hold, as in compressed or random data: more than 30% of the sniffed
-// bytes are control characters or bytes outside UTF-8, and at least 1% are control
-// characters. 8-bit text (Latin-1, Windows-1251 and the like) has bytes outside UTF-8 but no
-// control characters, so it stays text.
+// bytes (line endings aside) are control characters or bytes outside UTF-8, and at least 1%
+// are control characters. 8-bit text (Latin-1, Windows-1251 and the like) has bytes outside
+// UTF-8 but no control characters, so it stays text.
 func binaryType(head []byte) (string, bool) {
 	if len(head) > sniffLen {
 		head = head[:sniffLen]
@@ -215,11 +215,15 @@ func binaryType(head []byte) (string, bool) {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return http.DetectContentType(head), true
 	}
-	var controls, foreign int
+	// Line endings do not count, so a file is judged the same with LF or CRLF endings.
+	var controls, foreign, eols int
 	for i := 0; i < len(head); {
 		c := head[i]
 		if c < utf8.RuneSelf {
-			if isControl(c) {
+			switch {
+			case c == '\n' || c == '\r':
+				eols++
+			case isControl(c):
 				controls++
 			}
 			i++
@@ -231,7 +235,7 @@ func binaryType(head []byte) (string, bool) {
 		}
 		i += n
 	}
-	if 100*controls >= len(head) && 100*(controls+foreign) > 30*len(head) {
+	if n := len(head) - eols; 100*controls >= n && 100*(controls+foreign) > 30*n {
 		return http.DetectContentType(head), true
 	}
 	return "", false
