@@ -31,6 +31,7 @@ type Edit struct {
 	NoOp        bool // nothing changed and the file was not rewritten
 	Changed     bool // the file had changed since it was seen; the edit still applied
 	CRLF        bool // the new text was written with CRLF line endings, as the file has
+	CR          bool // the new text was written with lone CR line endings, as the file has
 	Old, New    []byte
 	Digest      Digest // of New
 }
@@ -67,7 +68,7 @@ func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, cha
 	}
 	if opts.Seen == nil {
 		if opts.RequireSeen {
-			return nil, nil, false, errorf(ErrNotViewed, "%s has not been viewed in this session; view it first (the whole file or the lines you will change), then retry this edit", path)
+			return nil, nil, false, errorf(ErrNotViewed, "%s has not been viewed in this session; view it first (any view of it in this session counts, even of a few lines), then retry this edit", path)
 		}
 		return data, info, false, nil
 	}
@@ -85,7 +86,7 @@ func staleError(path string, why string, prev, cur []byte, info fs.FileInfo) err
 // is now.
 func describeChange(prev, cur []byte, info fs.FileInfo) string {
 	if prev == nil {
-		return fmt.Sprintf("it now has %d lines (%s bytes), modified %s", countLines(cur), thousands(int64(len(cur))), info.ModTime().Format(time.RFC3339))
+		return fmt.Sprintf("it now has %d lines (%s bytes), modified %s", countLines(asLF(cur)), thousands(int64(len(cur))), info.ModTime().Format(time.RFC3339))
 	}
 	pl, cl := splitLines(prev), splitLines(cur)
 	a := 0
@@ -120,7 +121,7 @@ func splitLines(data []byte) []string {
 	if len(data) == 0 {
 		return nil
 	}
-	s := strings.TrimSuffix(string(data), "\n")
+	s := strings.TrimSuffix(string(asLF(data)), "\n")
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
@@ -145,7 +146,7 @@ func lineAt(data []byte, off int) int {
 // numbered returns lines from..to of data (1-based, clamped) in the view format.
 func numbered(data []byte, from, to int) string {
 	from = max(from, 1)
-	lr := lineReader{data: data, eof: true}
+	lr := lineReader{data: asLF(data), eof: true}
 	line := lr.skip(from - 1)
 	var out []byte
 	for line < to {
@@ -158,7 +159,7 @@ func numbered(data []byte, from, to int) string {
 		if line == 1 {
 			text = bytes.TrimPrefix(text, utf8BOM)
 		}
-		if n == len(lr.line) {
+		if lr.ended && n == len(lr.line) {
 			text = bytes.TrimSuffix(text, []byte("\r"))
 		}
 		out, _ = appendNumbered(out, line, text, chars(text)+lr.dropped)
@@ -170,6 +171,34 @@ func numbered(data []byte, from, to int) string {
 func crlfStyle(data []byte) bool {
 	crlf := bytes.Count(data, []byte("\r\n"))
 	return crlf > 0 && 2*crlf > bytes.Count(data, newline)
+}
+
+// crStyle reports whether data's line endings are lone CRs (classic Mac OS): it has more CRs
+// not followed by LF than LFs.
+func crStyle(data []byte) bool {
+	lone := bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n"))
+	return lone > 0 && lone > bytes.Count(data, newline)
+}
+
+// asLF returns data with its lone CRs as LFs when they are its line endings (see crStyle),
+// else data itself. The length does not change, so offsets into either agree: line numbers
+// are counted on the result, while the file's bytes stay as they are.
+func asLF(data []byte) []byte {
+	if !crStyle(data) {
+		return data
+	}
+	out := bytes.Clone(data)
+	for i, c := range out {
+		if c == '\r' && (i+1 == len(out) || out[i+1] != '\n') {
+			out[i] = '\n'
+		}
+	}
+	return out
+}
+
+// toCR turns every line ending in b (LF or CRLF) into a lone CR.
+func toCR(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), newline), newline, []byte("\r"))
 }
 
 // toCRLF turns every bare LF in b into CRLF.

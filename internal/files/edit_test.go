@@ -44,7 +44,8 @@ func TestReplace(t *testing.T) {
 		{name: "multi-line", content: "a\nb\nc\nd\n", old: "b\nc\n", new: "x\ny\nz\n", want: "a\nx\ny\nz\nd\n", count: 1, first: 2, last: 4},
 		{name: "delete", content: "a\nb\nc\n", old: "b\n", new: "", want: "a\nc\n", count: 1, first: 2, last: 1},
 		{name: "replace all", content: "x y x\nx\n", old: "x", new: "zz", all: true, want: "zz y zz\nzz\n", count: 3},
-		{name: "ambiguous", content: "x\ny\nx\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"2 places", "lines 1, 3", "replace_all"}},
+		{name: "ambiguous", content: "x\ny\nx\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"2 places", "on lines 1, 3", "replace_all"}},
+		{name: "ambiguous, several on one line", content: "x\nx\nx\nx x\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"5 places", "on lines 1, 2, 3, 4;"}},
 		{name: "not found shows closest", content: "func main() {\n\tfmt.Println(\"hi\")\n}\n", old: "func main() {\n    fmt.Println(\"hi\")\n}", new: "x",
 			wantErr: ErrNoMatch, errHas: []string{"lines 1-3", `file has "\tfmt.Println(\"hi\")"`, `old_str has "    fmt.Println(\"hi\")"`}},
 		{name: "not found at all", content: "abc\n", old: "zzz", new: "x", wantErr: ErrNoMatch, errHas: []string{"No line of old_str"}},
@@ -53,6 +54,9 @@ func TestReplace(t *testing.T) {
 		{name: "crlf file, lf old_str", content: "a\r\nb\r\nc\r\n", old: "a\nb\n", new: "x\ny\nz\n", want: "x\r\ny\r\nz\r\nc\r\n", count: 1, first: 1, last: 3},
 		{name: "crlf file, one-line old_str, multi-line new_str", content: "a\r\nb\r\n", old: "b", new: "b1\nb2", want: "a\r\nb1\r\nb2\r\n", count: 1, first: 2, last: 3},
 		{name: "lf file, crlf old_str", content: "a\nb\n", old: "a\r\nb", new: "x\r\ny", want: "x\ny\n", count: 1, first: 1, last: 2},
+		{name: "cr file keeps its bytes", content: "a\rb\rc\r", old: "b", new: "B", want: "a\rB\rc\r", count: 1, first: 2, last: 2, snippetIn: "     2\tB\n     3\tc\n"},
+		{name: "cr file, lf old_str and new_str", content: "a\rb\rc\r", old: "a\nb", new: "x\ny\nz", want: "x\ry\rz\rc\r", count: 1, first: 1, last: 3},
+		{name: "cr file, ambiguous lines", content: "x\ry\rx\r", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"lines 1, 3"}},
 		{name: "bom kept", content: "\xEF\xBB\xBFa\nb\n", old: "a", new: "A", want: "\xEF\xBB\xBFA\nb\n", count: 1, first: 1, last: 1},
 		{name: "no final newline kept", content: "a\nb", old: "b", new: "B", want: "a\nB", count: 1, first: 2, last: 2},
 		{name: "latin-1 edited where ASCII matches", content: "caf\xe9 = 1\nx = 2\n", old: "x = 2", new: "x = 3", want: "caf\xe9 = 1\nx = 3\n", count: 1, first: 2, last: 2},
@@ -62,6 +66,8 @@ func TestReplace(t *testing.T) {
 		{name: "mostly utf-8 with a stray byte accepts utf-8", content: "é\xff\nx\n", old: "x", new: "ü", want: "é\xff\nü\n", count: 1, first: 2, last: 2},
 		{name: "no-op", content: "a\nb\n", old: "b", new: "b", want: "a\nb\n", count: 1, first: 2, last: 2, noop: true},
 		{name: "binary refused", content: "a\x00b", old: "a", new: "b", wantErr: ErrUnsupported},
+		{name: "random bytes without NUL refused", content: "a" + noise(9000), old: "a", new: "b", wantErr: ErrUnsupported, errHas: []string{"binary"}},
+		{name: "latin-1 prose edited", content: latin1Prose, old: "midi;", new: "12h;", all: true, want: strings.ReplaceAll(latin1Prose, "midi;", "12h;"), count: 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,7 +144,7 @@ func TestReplaceViewTracking(t *testing.T) {
 		wantErr  error
 		errHas   string
 	}{
-		{name: "never viewed", content: "a\n", opts: EditOptions{RequireSeen: true}, old: "a", new: "b", wantErr: ErrNotViewed, errHas: "view it first"},
+		{name: "never viewed", content: "a\n", opts: EditOptions{RequireSeen: true}, old: "a", new: "b", wantErr: ErrNotViewed, errHas: "any view of it in this session counts, even of a few lines"},
 		{name: "never viewed, not required", content: "a\n", old: "a", new: "b", want: "b\n"},
 		{name: "viewed", content: "a\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\n"},
 		{name: "changed, still unique", content: "a\nc\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\nc\n", changed: true},
@@ -195,6 +201,8 @@ func TestInsert(t *testing.T) {
 		{name: "end", content: "a\nb\n", after: 2, text: "x", want: "a\nb\nx\n", first: 3, last: 3},
 		{name: "end without final newline", content: "a\nb", after: 2, text: "x\n", want: "a\nb\nx", first: 3, last: 3},
 		{name: "crlf", content: "a\r\nb\r\n", after: 1, text: "x\ny", want: "a\r\nx\r\ny\r\nb\r\n", first: 2, last: 3},
+		{name: "cr", content: "a\rb\r", after: 1, text: "x\ny\n", want: "a\rx\ry\rb\r", first: 2, last: 3},
+		{name: "cr, end", content: "a\rb\r", after: 2, text: "x", want: "a\rb\rx\r", first: 3, last: 3},
 		{name: "after bom", content: "\xEF\xBB\xBFa\n", after: 0, text: "x", want: "\xEF\xBB\xBFx\na\n", first: 1, last: 1},
 		{name: "empty file", content: "", after: 0, text: "x", want: "x\n", first: 1, last: 1},
 		{name: "past the end", content: "a\n", after: 2, text: "x", wantErr: ErrInvalid},
@@ -265,6 +273,19 @@ func TestCreate(t *testing.T) {
 		t.Parallel()
 		if _, err := Create(t.TempDir(), []byte("x"), limit, false); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("Create(directory) error = %v, want ErrUnsupported", err)
+		}
+	})
+	t.Run("parent is a file", func(t *testing.T) {
+		t.Parallel()
+		plain := writeFile(t, "plainfile", "keep\n")
+		for _, p := range []string{filepath.Join(plain, "sub.txt"), filepath.Join(plain, "a", "b.txt")} {
+			_, err := Create(p, []byte("x"), limit, false)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(fmt.Sprint(err), plain+" is a file, not a directory") {
+				t.Errorf("Create(%s) error = %v, want ErrInvalid saying %s is a file", p, err, plain)
+			}
+		}
+		if readBack(t, plain) != "keep\n" {
+			t.Errorf("Create under a file changed the file")
 		}
 	})
 	t.Run("read-only file", func(t *testing.T) {

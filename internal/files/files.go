@@ -199,16 +199,57 @@ func isText(head []byte) bool {
 	return true
 }
 
-// binaryType reports whether head, the start of a file, is binary (it has a NUL byte, as git
-// decides) and if so what it appears to be.
+// binaryType reports whether head, the start of a file, is binary and if so what it appears
+// to be. As git and file(1) decide: a NUL byte makes it binary; so does a high share of bytes
+// that text does not hold, as in compressed or random data: more than 30% of the sniffed
+// bytes (line endings aside) are control characters or bytes outside UTF-8, and at least 1%
+// are control characters. 8-bit text (Latin-1, Windows-1251 and the like) has bytes outside
+// UTF-8 but no control characters, so it stays text.
 func binaryType(head []byte) (string, bool) {
 	if len(head) > sniffLen {
 		head = head[:sniffLen]
 	}
-	if bytes.IndexByte(head, 0) < 0 {
+	if len(head) == 0 {
 		return "", false
 	}
-	return http.DetectContentType(head), true
+	if bytes.IndexByte(head, 0) >= 0 {
+		return http.DetectContentType(head), true
+	}
+	// Line endings do not count, so a file is judged the same with LF or CRLF endings.
+	var controls, foreign, eols int
+	for i := 0; i < len(head); {
+		c := head[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\n' || c == '\r':
+				eols++
+			case isControl(c):
+				controls++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 {
+			foreign++
+		}
+		i += n
+	}
+	if n := len(head) - eols; 100*controls >= n && 100*(controls+foreign) > 30*n {
+		return http.DetectContentType(head), true
+	}
+	return "", false
+}
+
+// isControl reports whether c is an ASCII control character that text does not hold: not
+// tab, newline, vertical tab, form feed, carriage return, backspace or escape (terminal
+// colours in logs).
+func isControl(c byte) bool {
+	switch c {
+	case '\t', '\n', '\v', '\f', '\r', '\b', 0x1b:
+		return false
+	}
+	return c < 0x20 || c == 0x7f
 }
 
 func binaryError(path string, size int64, typ string) error {

@@ -16,7 +16,8 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	if err != nil {
 		return nil, err
 	}
-	total := countLines(data)
+	ld := asLF(data) // for line numbers
+	total := countLines(ld)
 	if changed {
 		return nil, staleError(path, "line numbers may have moved", opts.Previous, data, info)
 	}
@@ -25,7 +26,10 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	}
 	t := []byte(text)
 	eol := newline
-	if crlfStyle(data) {
+	switch {
+	case crStyle(data):
+		t, eol = toCR(t), []byte("\r")
+	case crlfStyle(data):
 		t, eol = toCRLF(t), []byte("\r\n")
 	}
 	if err := lossless(path, data, t, "the inserted text"); err != nil {
@@ -34,18 +38,18 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	var off int
 	var piece []byte
 	switch {
-	case after == total && total > 0 && data[len(data)-1] != '\n':
+	case after == total && total > 0 && ld[len(ld)-1] != '\n':
 		// Appending to a last line without a newline: end that line, and leave the new
 		// last line without one too.
 		off = len(data)
 		piece = append(append([]byte{}, eol...), bytes.TrimSuffix(bytes.TrimSuffix(t, newline), []byte("\r"))...)
 	default:
-		off = lineStart(data, after)
+		off = lineStart(ld, after)
 		if after == 0 && bytes.HasPrefix(data, utf8BOM) {
 			off = len(utf8BOM)
 		}
 		piece = t
-		if !bytes.HasSuffix(piece, newline) {
+		if !bytes.HasSuffix(piece, eol) {
 			piece = append(append([]byte{}, piece...), eol...)
 		}
 	}
@@ -61,9 +65,9 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	if err := writeAtomic(path, out, info, writeAll); err != nil {
 		return nil, err
 	}
-	added := countLines(t)
+	added := countLines([]byte(text))
 	e := &Edit{Count: 1, Old: data, New: out, Digest: ContentDigest(out), First: after + 1, Last: after + added,
-		CRLF: bytes.Equal(eol, []byte("\r\n"))}
+		CRLF: bytes.Equal(eol, []byte("\r\n")), CR: bytes.Equal(eol, []byte("\r"))}
 	e.Lines = []int{e.First}
 	e.Snippet = snippet(out, e.First, e.Last)
 	return e, nil

@@ -30,28 +30,31 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 		return nil, err
 	}
 	o, n, at := locate(data, []byte(old), []byte(new))
+	ld := asLF(data) // for line numbers
 	switch {
 	case changed && len(at) != 1:
 		why := "old_str now matches nowhere in it"
 		if len(at) > 1 {
-			why = fmt.Sprintf("old_str now matches %d places in it (lines %s)", len(at), lineList(data, at))
+			why = fmt.Sprintf("old_str now matches %d places in it, on lines %s", len(at), lineList(ld, at))
 		}
 		return nil, staleError(path, why, opts.Previous, data, info)
 	case len(at) == 0:
 		return nil, errorf(ErrNoMatch, "%s", missMessage(path, data, old))
 	case len(at) > 1 && !all:
-		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s (lines %s); include more surrounding lines in old_str to pick one, or set replace_all to change every one",
-			len(at), path, lineList(data, at))
+		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s, on lines %s; include more surrounding lines in old_str to pick one, or set replace_all to change every one",
+			len(at), path, lineList(ld, at))
 	}
 	if err := lossless(path, data, n, "new_str"); err != nil {
 		return nil, err
 	}
 
-	e := &Edit{Count: len(at), Changed: changed, Old: data, CRLF: !bytes.Equal(n, []byte(new)) && bytes.Contains(n, []byte("\r\n"))}
+	converted := !bytes.Equal(n, []byte(new))
+	e := &Edit{Count: len(at), Changed: changed, Old: data,
+		CRLF: converted && bytes.Contains(n, []byte("\r\n")), CR: converted && crStyle(data)}
 	if old == new || bytes.Equal(o, n) {
 		e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
-		e.Lines = lines(data, at, 0)
-		e.First, e.Last = e.Lines[0], lineAt(data, at[0]+max(len(o)-1, 0))
+		e.Lines = lines(ld, at, 0)
+		e.First, e.Last = e.Lines[0], lineAt(ld, at[0]+max(len(o)-1, 0))
 		e.Snippet = snippet(data, e.First, e.Last)
 		return e, nil
 	}
@@ -73,12 +76,13 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 		return nil, err
 	}
 	e.New, e.Digest = out, ContentDigest(out)
-	e.Lines = lines(out, at, len(n)-len(o))
+	lo := asLF(out)
+	e.Lines = lines(lo, at, len(n)-len(o))
 	start := at[0]
-	e.First = lineAt(out, start)
+	e.First = lineAt(lo, start)
 	e.Last = e.First - 1
 	if len(n) > 0 {
-		e.Last = lineAt(out, start+len(n)-1)
+		e.Last = lineAt(lo, start+len(n)-1)
 	}
 	e.Snippet = snippet(out, e.First, e.Last)
 	return e, nil
@@ -87,13 +91,22 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 // locate finds the non-overlapping occurrences of old in data and returns the bytes that
 // matched and the bytes to put in their place. When old's LF endings match only as CRLF
 // (or its CRLF endings only as LF), new is converted the same way; in a CRLF file, bare LFs
-// in new become CRLF.
+// in new become CRLF. In a file whose line endings are lone CRs, old's and new's become CR.
 func locate(data, old, new []byte) (o, n []byte, at []int) {
+	cr := crStyle(data)
 	if at = indexAll(data, old); len(at) > 0 {
-		if hasBareLF(new) && crlfStyle(data) {
+		switch {
+		case cr && bytes.Contains(new, newline):
+			new = toCR(new)
+		case hasBareLF(new) && crlfStyle(data):
 			new = toCRLF(new)
 		}
 		return old, new, at
+	}
+	if cr && bytes.Contains(old, newline) {
+		if at = indexAll(data, toCR(old)); len(at) > 0 {
+			return toCR(old), toCR(new), at
+		}
 	}
 	if hasBareLF(old) {
 		if o := toCRLF(old); !bytes.Equal(o, old) {
@@ -145,9 +158,10 @@ func lines(data []byte, at []int, shift int) []int {
 	return out
 }
 
-// lineList formats the lines of offsets at, at most 20 of them.
+// lineList formats the lines of offsets at, each once (several matches can share a line),
+// at most 20 of them.
 func lineList(data []byte, at []int) string {
-	ls := lines(data, at, 0)
+	ls := slices.Compact(lines(data, at, 0))
 	var parts []string
 	for _, l := range ls[:min(len(ls), 20)] {
 		parts = append(parts, strconv.Itoa(l))

@@ -33,6 +33,7 @@ type FileView struct {
 	Capped      bool  // the range held more than MaxFileSize bytes of text; it stops at Last
 	Cut         int   // lines cut at MaxLineChars
 	CRLF        bool  // shown lines end with CRLF
+	CR          bool  // the file's line endings are lone CRs (classic Mac OS), shown as line breaks
 	NotUTF8     bool  // the file (or, for a large file, a shown line) is not valid UTF-8
 	MIME        string
 	Image       []byte // the whole file, when it is an image of type MIME
@@ -107,6 +108,18 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 	}
 	v.NotUTF8 = v.Content != nil && !utf8.Valid(v.Content)
 	bom := bytes.HasPrefix(lr.data, utf8BOM)
+	if crStyle(lr.data) {
+		// Lines end with lone CRs: read them as LFs, so that there are lines to show.
+		v.CR = true
+		if v.Content != nil {
+			lr.data = asLF(v.Content)
+		} else {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("reading %s: %w", path, err)
+			}
+			lr = lineReader{r: &crReader{r: f}, buf: lr.buf}
+		}
+	}
 
 	line := lr.skip(first - 1)
 	eof := line < first-1
@@ -124,7 +137,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 		if line == 1 && bom {
 			text = bytes.TrimPrefix(text, utf8BOM)
 		}
-		if n == len(lr.line) && bytes.HasSuffix(text, []byte("\r")) {
+		if lr.ended && n == len(lr.line) && bytes.HasSuffix(text, []byte("\r")) {
 			text = text[:len(text)-1]
 			v.CRLF = true
 		}
@@ -187,6 +200,7 @@ type lineReader struct {
 
 	line    []byte // the line read by next, up to its keep limit
 	dropped int    // characters of that line past the limit
+	ended   bool   // that line ended with a newline (the last line of a file may not)
 }
 
 // fill reads the next block; it reports whether any bytes came.
@@ -257,7 +271,7 @@ var newline = []byte{'\n'}
 // and counting the characters past them in lr.dropped. It returns the line's length in
 // bytes, and false at the end of the file.
 func (lr *lineReader) next(keep int) (int, bool) {
-	lr.line, lr.dropped = lr.line[:0], 0
+	lr.line, lr.dropped, lr.ended = lr.line[:0], 0, false
 	n, started := 0, false
 	for {
 		if len(lr.data) == 0 && !lr.fill() {
@@ -275,10 +289,52 @@ func (lr *lineReader) next(keep int) (int, bool) {
 		n += len(seg)
 		if i >= 0 {
 			lr.data = lr.data[i+1:]
+			lr.ended = true
 			return n, true
 		}
 		lr.data = nil
 	}
+}
+
+// crReader reads a file whose line endings are lone CRs with those CRs as LFs (CRLF pairs
+// stay), byte for byte otherwise, so that a streamed view finds its lines.
+type crReader struct {
+	r    io.Reader
+	next [1]byte // the byte after a CR that ended the last read, when peeked
+	has  bool
+	err  error // from peeking, returned once next has been
+}
+
+func (c *crReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	off := 0
+	if c.has {
+		p[0], off, c.has = c.next[0], 1, false
+	}
+	var n int
+	err := c.err
+	if err == nil {
+		n, err = c.r.Read(p[off:])
+	}
+	n += off
+	if n == 0 {
+		return 0, err
+	}
+	loneAtEnd := true // a CR ending p is lone unless the byte after it is LF
+	if p[n-1] == '\r' && err == nil {
+		var m int
+		m, c.err = io.ReadFull(c.r, c.next[:])
+		c.has = m == 1
+		loneAtEnd = !c.has || c.next[0] != '\n'
+	}
+	for i := range n {
+		if p[i] == '\r' && (i+1 < n && p[i+1] != '\n' || i+1 == n && loneAtEnd) {
+			p[i] = '\n'
+		}
+	}
+	return n, err
 }
 
 // chars counts the characters in b: every byte that does not continue a UTF-8 sequence.

@@ -1,14 +1,18 @@
 package files
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,6 +47,27 @@ func manyLines(n, width int) ([]string, string) {
 	return lines, b.String()
 }
 
+// noise is n random bytes without NUL, as head -c n /dev/urandom | tr -d '\0' gives.
+func noise(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(1 + r.IntN(255))
+	}
+	return string(b)
+}
+
+// Lines of 8-bit text: Latin-1 (mostly ASCII) and Windows-1251 Cyrillic (mostly high bytes).
+const (
+	latin1Line = "Le caf\xe9 \xe0 c\xf4t\xe9 de l'\xe9glise ferme \xe0 midi; na\xefve fa\xe7on.\n"
+	cp1251Line = "\xcf\xf0\xe8\xe2\xe5\xf2, \xec\xe8\xf0! \xdd\xf2\xee \xf2\xe5\xea\xf1\xf2 \xed\xe0 \xf0\xf3\xf1\xf1\xea\xee\xec.\n"
+)
+
+var (
+	latin1Prose = strings.Repeat(latin1Line, 40)
+	cp1251Prose = strings.Repeat(cp1251Line, 40)
+)
+
 func TestView(t *testing.T) {
 	t.Parallel()
 	small := []string{"alpha", "beta", "gamma", "delta"}
@@ -71,6 +96,10 @@ func TestView(t *testing.T) {
 		{name: "start zero", content: smallText, opts: ViewOptions{Start: -1, End: 2}, wantErr: ErrInvalid},
 		{name: "empty", content: "", want: FileView{First: 1, Last: 0, Lines: 0}},
 		{name: "crlf", content: "a\r\nb\r\n", want: FileView{First: 1, Last: 2, Lines: 2, CRLF: true}, text: "     1\ta\n     2\tb\n"},
+		{name: "cr line endings", content: "a\rb\rc\r", want: FileView{First: 1, Last: 3, Lines: 3, CR: true}, text: "     1\ta\n     2\tb\n     3\tc\n"},
+		{name: "cr line endings, range", content: "a\rb\rc", opts: ViewOptions{Start: 2, End: -1}, want: FileView{First: 2, Last: 3, Lines: 3, CR: true}, text: "     2\tb\n     3\tc\n"},
+		{name: "stray cr on an unterminated last line is not crlf", content: "x\ny\r", want: FileView{First: 1, Last: 2, Lines: 2}, text: "     1\tx\n     2\ty\r\n"},
+		{name: "big cr", content: strings.ReplaceAll(bigText, "\n", "\r"), opts: ViewOptions{Start: 39999, End: -1}, want: FileView{First: 39999, Last: 40000, Lines: 40000, CR: true}, text: numberedText(bigLines, 39999, 40000)},
 		{name: "bom", content: "\xEF\xBB\xBFa\nb\n", want: FileView{First: 1, Last: 2, Lines: 2}, text: "     1\ta\n     2\tb\n"},
 		{name: "latin-1", content: "caf\xe9\n", want: FileView{First: 1, Last: 1, Lines: 1, NotUTF8: true}, text: "     1\tcaf\xe9\n"},
 		{name: "long line", content: long + "\nshort\n", want: FileView{First: 1, Last: 2, Lines: 2, Cut: 1},
@@ -79,6 +108,11 @@ func TestView(t *testing.T) {
 		{name: "text that starts like a BMP", content: "BM is not an image here\n", want: FileView{First: 1, Last: 1, Lines: 1}, text: "     1\tBM is not an image here\n"},
 		{name: "svg is text", content: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n", want: FileView{First: 1, Last: 1, Lines: 1}, text: "     1\t<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n"},
 		{name: "binary", content: "ab\x00cd", wantErr: ErrUnsupported, errHas: "binary file (5 bytes"},
+		{name: "random bytes without NUL", content: noise(20000), wantErr: ErrUnsupported, errHas: "binary file (20,000 bytes, detected type application/octet-stream"},
+		{name: "big random bytes without NUL", content: noise(2 << 20), opts: ViewOptions{Start: 1, End: 2}, wantErr: ErrUnsupported, errHas: "binary file"},
+		{name: "latin-1 prose", content: latin1Prose, want: FileView{First: 1, Last: 40, Lines: 40, NotUTF8: true}, text: numberedText(strings.Split(strings.Repeat(latin1Line, 40), "\n"), 1, 40)},
+		{name: "cp1251 prose (mostly high bytes)", content: cp1251Prose, want: FileView{First: 1, Last: 40, Lines: 40, NotUTF8: true}, text: numberedText(strings.Split(strings.Repeat(cp1251Line, 40), "\n"), 1, 40)},
+		{name: "text with escapes and form feeds", content: "\x1b[1mbold\x1b[0m\n\f\n\bx\n", want: FileView{First: 1, Last: 3, Lines: 3}, text: "     1\t\x1b[1mbold\x1b[0m\n     2\t\f\n     3\t\bx\n"},
 		{name: "big default", content: bigText, want: FileView{First: 1, Last: 2000, Lines: -1, More: true}, text: numberedText(bigLines, 1, 2000)},
 		{name: "big middle", content: bigText, opts: ViewOptions{Start: 20000, End: 20005}, want: FileView{First: 20000, Last: 20005, Lines: -1, More: true}, text: numberedText(bigLines, 20000, 20005)},
 		{name: "big tail", content: bigText, opts: ViewOptions{Start: 39999, End: 50000}, want: FileView{First: 39999, Last: 40000, Lines: 40000, AskedEnd: 50000}, text: numberedText(bigLines, 39999, 40000)},
@@ -103,7 +137,7 @@ func TestView(t *testing.T) {
 			if err != nil {
 				t.Fatalf("View(%+v): %v", tt.opts, err)
 			}
-			got := FileView{First: v.First, Last: v.Last, Lines: v.Lines, AskedEnd: v.AskedEnd, More: v.More, Cut: v.Cut, CRLF: v.CRLF, NotUTF8: v.NotUTF8}
+			got := FileView{First: v.First, Last: v.Last, Lines: v.Lines, AskedEnd: v.AskedEnd, More: v.More, Cut: v.Cut, CRLF: v.CRLF, CR: v.CR, NotUTF8: v.NotUTF8}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("View(%+v) (-want +got):\n%s", tt.opts, diff)
 			}
@@ -260,4 +294,42 @@ func TestList(t *testing.T) {
 	if len(l.Entries) != 3 || l.Omitted != 4 {
 		t.Errorf("List capped at 3 = %q, %d omitted; want 3 entries, 4 omitted", l.Entries, l.Omitted)
 	}
+}
+
+// FuzzCRReader: streaming a file through crReader in pieces of any size gives what asLF gives
+// for the whole file, when its line endings are lone CRs.
+func FuzzCRReader(f *testing.F) {
+	f.Add([]byte("a\rb\rc\r"), 1)
+	f.Add([]byte("a\r\rb\r\nc\r"), 2)
+	f.Add([]byte("\r"), 1)
+	f.Add([]byte("x\r\r\r\n"), 3)
+	f.Fuzz(func(t *testing.T, data []byte, piece int) {
+		if !crStyle(data) {
+			return
+		}
+		piece = 1 + abs(piece)%7
+		r := &crReader{r: iotest.HalfReader(bytes.NewReader(data))}
+		var got []byte
+		buf := make([]byte, piece)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := asLF(data); !bytes.Equal(got, want) {
+			t.Errorf("crReader(%q) in pieces of %d = %q, want %q", data, piece, got, want)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -161,9 +161,14 @@ func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Crea
 				c.Old, c.OldKept = old, true
 			}
 		}
+	case errors.Is(err, syscall.ENOTDIR):
+		return nil, fileInTheWay(path)
 	case errors.Is(err, fs.ErrNotExist):
 		info = nil
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			if errors.Is(err, syscall.ENOTDIR) {
+				return nil, fileInTheWay(path)
+			}
 			return nil, fmt.Errorf("cannot create the parent directories of %s: %s", path, reason(err))
 		}
 	default:
@@ -178,6 +183,19 @@ func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Crea
 		}
 	}
 	return c, nil
+}
+
+// fileInTheWay explains that path cannot be created because one of its parents is a file.
+func fileInTheWay(path string) error {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+			return errorf(ErrInvalid, "cannot create %s: %s is a file, not a directory; choose another path, or remove or rename %s first",
+				path, dir, filepath.Base(dir))
+		}
+		if next := filepath.Dir(dir); next == dir {
+			return errorf(ErrInvalid, "cannot create %s: one of its parents is not a directory", path)
+		}
+	}
 }
 
 // Restore undoes an edit: if path still holds exactly what the edit wrote (digest wrote), it

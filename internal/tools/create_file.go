@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,6 +46,10 @@ func (h *handlers) createFile(_ context.Context, req *mcp.CallToolRequest, in Cr
 
 // create is create_file, shared with str_replace_editor.
 func (h *handlers) create(sess *session.Session, path, content string) (string, error) {
+	// Resolving cleans the path, so a trailing slash would otherwise name a file.
+	if strings.HasSuffix(path, "/") {
+		return "", errorf(CodeInvalidArgument, "path %s ends with / : give a file path (for example %sfile.txt), not a directory", path, path)
+	}
 	abs, err := sess.Resolve(path)
 	if err != nil {
 		return "", err

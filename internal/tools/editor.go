@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +25,8 @@ type EditorArgs struct {
 	Command    editorCommand `json:"command" jsonschema:"What to do: view, create, str_replace, insert or undo_edit."`
 	Path       string        `json:"path" jsonschema:"File or directory to work on: an absolute path, or relative to the working directory."`
 	ViewRange  lineRange     `json:"view_range,omitempty" jsonschema:"view: lines to show as [start, end], numbered from 1, both included; end -1 means to the end of the file. Without it a file shows its first 2000 lines."`
-	FileText   string        `json:"file_text,omitempty" jsonschema:"create: the whole content of the file, written exactly as given."`
-	OldStr     string        `json:"old_str,omitempty" jsonschema:"str_replace: exact text to replace, copied from the file with its whitespace and indentation, without view's line numbers. It must occur exactly once unless replace_all is set."`
+	FileText   *string       `json:"file_text,omitempty" jsonschema:"create: the whole content of the file, written exactly as given."`
+	OldStr     *string       `json:"old_str,omitempty" jsonschema:"str_replace: exact text to replace, copied from the file with its whitespace and indentation, without view's line numbers. It must occur exactly once unless replace_all is set."`
 	NewStr     *string       `json:"new_str,omitempty" jsonschema:"str_replace: text to put in place of old_str (empty or omitted deletes it). insert: the text to insert."`
 	ReplaceAll bool          `json:"replace_all,omitempty" jsonschema:"str_replace: replace every occurrence of old_str instead of requiring exactly one."`
 	InsertLine *int          `json:"insert_line,omitempty" jsonschema:"insert: the line after which to insert; 0 inserts before the first line."`
@@ -66,36 +68,80 @@ func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in Editor
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkEditorArgs(in); err != nil {
+		return nil, nil, err
+	}
 	var s string
 	switch in.Command {
 	case "view":
 		res, err := h.viewPath(sess, in.Path, in.ViewRange)
 		return res, nil, err
 	case "create":
-		s, err = h.create(sess, in.Path, in.FileText)
+		s, err = h.create(sess, in.Path, *in.FileText)
 	case "str_replace":
-		s, err = h.replace(sess, in.Path, in.OldStr, deref(in.NewStr), in.ReplaceAll)
+		s, err = h.replace(sess, in.Path, *in.OldStr, deref(in.NewStr), in.ReplaceAll)
 	case "insert":
 		t := in.NewStr
 		if t == nil || *t == "" && in.InsertText != nil {
 			t = in.InsertText
 		}
-		if in.InsertLine == nil {
-			return nil, nil, errorf(CodeInvalidArgument, "insert needs insert_line: the line after which to insert (0 inserts before the first line)")
-		}
-		if t == nil {
-			return nil, nil, errorf(CodeInvalidArgument, "insert needs the text to insert, in new_str")
-		}
 		s, err = h.insert(sess, in.Path, *in.InsertLine, *t)
 	case "undo_edit":
 		s, err = h.undo(sess, in.Path)
-	default:
-		return nil, nil, errorf(CodeInvalidArgument, "unknown command %q: use view, create, str_replace, insert or undo_edit", in.Command)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return text(s), nil, nil
+}
+
+// checkEditorArgs refuses a command without an argument it needs, or with one that belongs
+// to another command: a create without file_text must not empty the file, and a stray
+// argument usually means the model meant a different command.
+func checkEditorArgs(in EditorArgs) error {
+	switch in.Command {
+	case "view", "create", "str_replace", "insert", "undo_edit":
+	default:
+		return errorf(CodeInvalidArgument, "unknown command %q: use view, create, str_replace, insert or undo_edit", in.Command)
+	}
+	switch {
+	case in.Command == "create" && in.FileText == nil:
+		return errorf(CodeInvalidArgument, "file_text is required for create: give the whole content of the file (\"\" for an empty file); nothing was written")
+	case in.Command == "str_replace" && in.OldStr == nil:
+		return errorf(CodeInvalidArgument, "old_str is required for str_replace: give the exact text to replace, copied from the file")
+	case in.Command == "insert" && in.InsertLine == nil:
+		return errorf(CodeInvalidArgument, "insert_line is required for insert: the line after which to insert (0 inserts before the first line)")
+	case in.Command == "insert" && in.NewStr == nil && in.InsertText == nil:
+		return errorf(CodeInvalidArgument, "new_str (or insert_text) is required for insert: the text to insert")
+	}
+	// Each argument, whether it was given, and the commands it belongs to.
+	for _, a := range []struct {
+		name  string
+		given bool
+		cmds  []editorCommand
+	}{
+		{"view_range", in.ViewRange != nil, []editorCommand{"view"}},
+		{"file_text", in.FileText != nil, []editorCommand{"create"}},
+		{"old_str", in.OldStr != nil, []editorCommand{"str_replace"}},
+		{"replace_all", in.ReplaceAll, []editorCommand{"str_replace"}},
+		{"new_str", in.NewStr != nil, []editorCommand{"str_replace", "insert"}},
+		{"insert_line", in.InsertLine != nil, []editorCommand{"insert"}},
+		{"insert_text", in.InsertText != nil, []editorCommand{"insert"}},
+	} {
+		if a.given && !slices.Contains(a.cmds, in.Command) {
+			return errorf(CodeInvalidArgument, "%s does not apply to %s (it is for %s); leave it out, or use the command it belongs to",
+				a.name, in.Command, strings.Join(stringsOf(a.cmds), " and "))
+		}
+	}
+	return nil
+}
+
+func stringsOf(cs []editorCommand) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
 }
 
 func deref(s *string) string {
@@ -121,7 +167,10 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 		where = "at the top"
 	}
 	s := fmt.Sprintf("Inserted %d line(s) %s of %s (now lines %d-%d). The edited region reads:\n%s", e.Last-e.First+1, where, abs, e.First, e.Last, e.Snippet)
-	if e.CRLF {
+	switch {
+	case e.CR:
+		s += "\n(The text was written with CR line endings, like the rest of the file.)"
+	case e.CRLF:
 		s += "\n(The text was written with CRLF line endings, like the rest of the file.)"
 	}
 	return s, nil

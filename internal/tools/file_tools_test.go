@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,6 +172,20 @@ func TestStrReplaceTool(t *testing.T) {
 	if mustRead(t, plain) != "a\nb\na\n" {
 		t.Fatalf("refused edit changed the file")
 	}
+	t.Run("a view of some lines allows an edit anywhere", func(t *testing.T) {
+		var b strings.Builder
+		for i := range 4000 {
+			fmt.Fprintf(&b, "line %d\n", i+1)
+		}
+		p := writeIn(t, wd, "long.txt", b.String(), 0o644)
+		wantErr(t, call(t, cs, "str_replace", map[string]any{"path": "long.txt", "old_str": "line 4000\n", "new_str": "last\n"}),
+			"STALE_VIEW", "view it first", "any view of it in this session counts")
+		wantOK(t, call(t, cs, "view", map[string]any{"path": "long.txt", "view_range": []int{1, 5}}))
+		wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "long.txt", "old_str": "line 4000\n", "new_str": "last\n"}), "  4000\tlast")
+		if !strings.HasSuffix(mustRead(t, p), "line 3999\nlast\n") {
+			t.Errorf("long.txt does not end with the edit")
+		}
+	})
 	for _, p := range []string{"crlf.txt", "plain.txt", "latin.txt"} {
 		wantOK(t, call(t, cs, "view", map[string]any{"path": p}))
 	}
@@ -193,6 +208,12 @@ func TestStrReplaceTool(t *testing.T) {
 		if got := mustRead(t, plain); got != "z\nb\nz\n" {
 			t.Errorf("plain.txt = %q", got)
 		}
+	})
+	t.Run("replace all, several on one line", func(t *testing.T) {
+		writeIn(t, wd, "dup.txt", "k k\nk\n", 0o644)
+		wantOK(t, call(t, cs, "view", map[string]any{"path": "dup.txt"}))
+		wantErr(t, call(t, cs, "str_replace", map[string]any{"path": "dup.txt", "old_str": "k", "new_str": "v"}), "AMBIGUOUS_MATCH", "3 places", "on lines 1, 2;")
+		wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "dup.txt", "old_str": "k", "new_str": "v", "replace_all": true}), "Replaced 3 occurrences", "on lines 1, 2 ")
 	})
 	t.Run("delete", func(t *testing.T) {
 		wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "plain.txt", "old_str": "b\n"}), "Deleted")
@@ -241,6 +262,11 @@ func TestCreateFileTool(t *testing.T) {
 	// A file written in this session can be edited without viewing it.
 	wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "new/dir/f.txt", "old_str": "hello", "new_str": "bye"}))
 	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "new", "content": "x"}), "UNSUPPORTED_FILE", "directory")
+	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "dir/", "content": "x"}), "INVALID_ARGUMENT", "ends with /", "give a file path")
+	if _, err := os.Lstat(filepath.Join(wd, "dir")); err == nil {
+		t.Errorf("create_file dir/ created dir")
+	}
+	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "run.sh/sub.txt", "content": "x"}), "INVALID_ARGUMENT", "run.sh is a file, not a directory")
 }
 
 func TestReadOnlyDirectory(t *testing.T) {
@@ -423,4 +449,84 @@ func TestDescriptionsStateViewRuleOnlyWhenOn(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEditorArguments: each command refuses a missing argument it needs, or one that belongs
+// to another command, with an error naming it, and leaves the file alone.
+func TestEditorArguments(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.AnthropicCompat = true
+	p := writeIn(t, cfg.Workdir, "f.txt", "keep me\n", 0o644)
+	cs, _ := connect(t, cfg, nil)
+	ed := func(args map[string]any) *mcp.CallToolResult { return call(t, cs, "str_replace_editor", args) }
+	wantOK(t, ed(map[string]any{"command": "view", "path": "f.txt"}))
+
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		has  []string
+	}{
+		{"create without file_text", map[string]any{"command": "create", "path": "f.txt"}, []string{"file_text is required for create"}},
+		{"create with new_str instead of file_text", map[string]any{"command": "create", "path": "f.txt", "new_str": "x"}, []string{"file_text is required for create"}},
+		{"str_replace without old_str", map[string]any{"command": "str_replace", "path": "f.txt", "new_str": "x"}, []string{"old_str is required for str_replace"}},
+		{"insert without insert_line", map[string]any{"command": "insert", "path": "f.txt", "new_str": "x"}, []string{"insert_line is required for insert"}},
+		{"insert without text", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0}, []string{"new_str", "is required for insert"}},
+		{"view_range on create", map[string]any{"command": "create", "path": "f.txt", "file_text": "x", "view_range": []int{1, 2}}, []string{"view_range", "view"}},
+		{"file_text on str_replace", map[string]any{"command": "str_replace", "path": "f.txt", "old_str": "keep", "file_text": "x"}, []string{"file_text", "create"}},
+		{"old_str on insert", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "x", "old_str": "keep"}, []string{"old_str", "str_replace"}},
+		{"insert_line on view", map[string]any{"command": "view", "path": "f.txt", "insert_line": 1}, []string{"insert_line", "insert"}},
+		{"replace_all on insert", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "x", "replace_all": true}, []string{"replace_all", "str_replace"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantErr(t, ed(tc.args), "INVALID_ARGUMENT", tc.has...)
+			if got := mustRead(t, p); got != "keep me\n" {
+				t.Fatalf("f.txt = %q after a refused call, want it unchanged", got)
+			}
+		})
+	}
+	t.Run("create with an empty file_text makes an empty file", func(t *testing.T) {
+		wantOK(t, ed(map[string]any{"command": "create", "path": "empty.txt", "file_text": ""}), "wrote 0 bytes")
+		if got := mustRead(t, filepath.Join(cfg.Workdir, "empty.txt")); got != "" {
+			t.Errorf("empty.txt = %q, want empty", got)
+		}
+	})
+}
+
+// TestCRLineEndings: a file with classic Mac OS line endings (lone CR) shows as lines, with
+// a note that names its line endings correctly, and an edit keeps them.
+func TestCRLineEndings(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	p := writeIn(t, cfg.Workdir, "mac.txt", "a\rb\rc\r", 0o644)
+	cs, _ := connect(t, cfg, nil)
+	res := call(t, cs, "view", map[string]any{"path": "mac.txt"})
+	wantOK(t, res, "     1\ta\n     2\tb\n     3\tc\n", "CR (\\r) line endings")
+	if strings.Contains(textOf(res), "CRLF") {
+		t.Errorf("view of a CR file claims CRLF: %q", textOf(res))
+	}
+	wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "mac.txt", "old_str": "b\nc", "new_str": "B\nC"}), "     2\tB\n", "CR")
+	if got, want := mustRead(t, p), "a\rB\rC\r"; got != want {
+		t.Errorf("mac.txt = %q, want %q", got, want)
+	}
+}
+
+// TestBinaryWithoutNUL: random bytes with no NUL among them are refused as binary by view
+// and str_replace, while 8-bit text stays viewable.
+func TestBinaryWithoutNUL(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	noise := make([]byte, 20000)
+	for i := range noise {
+		noise[i] = byte(1 + (i*7919+i*i*31)%255)
+	}
+	p := writeIn(t, cfg.Workdir, "noise.bin", string(noise), 0o644)
+	writeIn(t, cfg.Workdir, "latin.txt", strings.Repeat("Le caf\xe9 \xe0 c\xf4t\xe9 de l'\xe9glise.\n", 50), 0o644)
+	cs, _ := connect(t, cfg, nil)
+	wantErr(t, call(t, cs, "view", map[string]any{"path": "noise.bin"}), "UNSUPPORTED_FILE", "binary", "20,000 bytes", "detected type")
+	wantErr(t, call(t, cs, "str_replace", map[string]any{"path": "noise.bin", "old_str": string(noise[:3]), "new_str": "x"}), "UNSUPPORTED_FILE", "binary")
+	if mustRead(t, p) != string(noise) {
+		t.Errorf("refused edit changed noise.bin")
+	}
+	wantOK(t, call(t, cs, "view", map[string]any{"path": "latin.txt"}), "    50\tLe caf")
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -72,13 +73,16 @@ func (h *handlers) replace(sess *session.Session, path, old, new string, all boo
 		fmt.Fprintf(&b, "No change: old_str and new_str are the same, so %s was not rewritten. old_str matches at line %s:\n%s", abs, joinInts(e.Lines), e.Snippet)
 		return b.String(), nil
 	case e.Count > 1:
-		fmt.Fprintf(&b, "Replaced %d occurrences in %s, at lines %s (line numbers after the edit).", e.Count, abs, joinInts(e.Lines))
+		fmt.Fprintf(&b, "Replaced %d occurrences in %s, on lines %s (line numbers after the edit).", e.Count, abs, joinInts(e.Lines))
 	case e.Last < e.First:
 		fmt.Fprintf(&b, "Deleted old_str from %s at line %d. The lines around it now read:\n%s", abs, e.First, e.Snippet)
 	default:
 		fmt.Fprintf(&b, "Replaced 1 occurrence in %s (now lines %d-%d). The edited region reads:\n%s", abs, e.First, e.Last, e.Snippet)
 	}
-	if e.CRLF {
+	switch {
+	case e.CR:
+		b.WriteString("\n(new_str was written with CR line endings, like the rest of the file.)")
+	case e.CRLF:
 		b.WriteString("\n(new_str was written with CRLF line endings, like the rest of the file.)")
 	}
 	return b.String(), nil
@@ -117,7 +121,9 @@ func (h *handlers) wrote(sess *session.Session, abs string, old []byte, existed 
 	}
 }
 
+// joinInts lists ascending line numbers, each once, at most 20 of them.
 func joinInts(ns []int) string {
+	ns = slices.Compact(slices.Clone(ns))
 	var parts []string
 	for _, n := range ns[:min(len(ns), 20)] {
 		parts = append(parts, fmt.Sprint(n))

@@ -117,7 +117,10 @@ func formatView(abs string, v *files.FileView, limit int64) string {
 	if v.Cut > 0 {
 		note("%d line(s) longer than %d characters were cut; grep, or bash (cut -c, fold), shows the rest", v.Cut, files.MaxLineChars)
 	}
-	if v.CRLF {
+	switch {
+	case v.CR:
+		note("The file has CR (\\r) line endings (classic Mac OS), shown above as line breaks; edits keep them")
+	case v.CRLF:
 		note("The file has CRLF (\\r\\n) line endings, not shown above; edits keep them")
 	}
 	if v.NotUTF8 {
