@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,8 +213,18 @@ func Start(c Command) (*Process, error) {
 // copyOut copies a pipe into out until EOF or until the pipe is closed; the last reader
 // to finish closes readersDone.
 func (p *Process) copyOut(out *Output, r *os.File) {
+	// A plain loop, not io.CopyBuffer: *os.File has WriteTo, which would ignore buf and
+	// allocate its own.
 	buf := buffers.Get().(*[]byte)
-	_, _ = io.CopyBuffer(out, r, *buf)
+	for {
+		n, err := r.Read(*buf)
+		if n > 0 {
+			_, _ = out.Write((*buf)[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
 	buffers.Put(buf)
 	if p.readers.Add(-1) == 0 {
 		close(p.readersDone)
