@@ -16,6 +16,7 @@ import (
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 	"github.com/mjkoo/boris/internal/tools"
 )
@@ -47,6 +48,12 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	scope, err := pathscope.New(cfg.Workdir, cfg.AllowDirs, cfg.DenyDirs)
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.NoBash {
+		// Commands' orphans come back to Boris to be reaped rather than linger as zombies.
+		if err := shell.AdoptOrphans(); err != nil {
+			log.Warn("cannot reap orphaned processes", "err", err)
+		}
 	}
 	s := &Server{
 		cfg:      cfg,

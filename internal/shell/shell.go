@@ -9,14 +9,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,18 +75,20 @@ func (f OutputFunc) on(s Stream) func([]byte) {
 type Process struct {
 	Stdout, Stderr *Output
 
-	cmd    *exec.Cmd
+	proc   *os.Process
 	pgid   int
 	start  time.Time
-	report chan []byte // receives the state report, or nil if there was none
+	report *os.File // the state report, written by the shell as it exits
 	grace  time.Duration
 	drain  time.Duration
 	pipes  []*os.File // read ends
 	env    []string   // the environment it started with
 	mark   string     // its BORIS_RUN value, or ""
 
-	exited      chan struct{} // closed once the shell is reaped
+	exited      chan struct{}    // closed once the shell is reaped
+	state       *os.ProcessState // how it ended, once exited is closed; nil if lost
 	exitedAt    time.Time
+	readers     atomic.Int32  // pipes still being read
 	readersDone chan struct{} // closed once both pipes reached EOF or were closed
 
 	stopOnce  sync.Once
@@ -149,8 +150,20 @@ func Start(c Command) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files [6]*os.File // out, err and state pipes: read and write ends
+	devNull, err := openDevNull()
+	if err != nil {
+		return nil, err
+	}
+	// The report goes to a file, not a pipe: it is complete once the shell has exited,
+	// so reading it needs no goroutine, no wakeup per write and no wait for an EOF that a
+	// leftover process could hold back.
+	report, err := newReportFile(c.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	var files [4]*os.File // out and err pipes: read and write ends
 	closeAll := func() {
+		report.Close()
 		for _, f := range files {
 			if f != nil {
 				f.Close()
@@ -163,53 +176,59 @@ func Start(c Command) (*Process, error) {
 			return nil, err
 		}
 	}
-	outR, outW, errR, errW, stateR, stateW := files[0], files[1], files[2], files[3], files[4], files[5]
-	cmd := &exec.Cmd{
-		Path:        c.Shell,
-		Args:        append([]string{filepath.Base(c.Shell)}, args...),
-		Dir:         c.Dir,
-		Env:         env,
-		Stdout:      outW, // files, not writers: no copying goroutines inside exec
-		Stderr:      errW,
-		ExtraFiles:  []*os.File{stateW}, // fd 3: the state report
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	// Stdin stays nil: the command reads /dev/null, never Boris's own stdin.
-	err = cmd.Start()
+	outR, outW, errR, errW := files[0], files[1], files[2], files[3]
+	// os.StartProcess rather than exec.Cmd: the files go to the child as they are, and
+	// exec's per-call work (copying the environment into a map to deduplicate it,
+	// opening /dev/null) is not needed here.
+	proc, err := os.StartProcess(c.Shell, append([]string{filepath.Base(c.Shell)}, args...), &os.ProcAttr{
+		Dir: c.Dir,
+		Env: env,
+		// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
+		Files: []*os.File{devNull, outW, errW, report},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
 	outW.Close()
 	errW.Close()
-	stateW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		stateR.Close()
+		report.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
 	}
-	p.cmd, p.pgid, p.start, p.env, p.mark = cmd, cmd.Process.Pid, time.Now(), c.Env, c.Mark
-	p.pipes = []*os.File{outR, errR, stateR}
-	p.report = make(chan []byte, 1)
-	go func() { p.report <- readReport(stateR) }()
+	p.proc, p.pgid, p.start, p.env, p.mark = proc, proc.Pid, time.Now(), c.Env, c.Mark
+	p.pipes = []*os.File{outR, errR}
+	p.report = report
 
-	var readers sync.WaitGroup
-	readers.Go(func() { drain(p.Stdout, outR) })
-	readers.Go(func() { drain(p.Stderr, errR) })
+	p.readers.Store(2)
+	go p.copyOut(p.Stdout, outR)
+	go p.copyOut(p.Stderr, errR)
 	go func() {
-		readers.Wait()
-		close(p.readersDone)
-	}()
-	go func() {
-		_ = cmd.Wait() // the status is read from cmd.ProcessState
+		p.state, _ = proc.Wait()
 		p.exitedAt = time.Now()
 		close(p.exited)
 	}()
 	return p, nil
 }
 
-// drain copies a pipe into out until EOF or until the pipe is closed.
-func drain(out *Output, r *os.File) {
+// copyOut copies a pipe into out until EOF or until the pipe is closed; the last reader
+// to finish closes readersDone.
+func (p *Process) copyOut(out *Output, r *os.File) {
+	// A plain loop, not io.CopyBuffer: *os.File has WriteTo, which would ignore buf and
+	// allocate its own.
 	buf := buffers.Get().(*[]byte)
-	defer buffers.Put(buf)
-	_, _ = io.CopyBuffer(out, r, *buf)
+	for {
+		n, err := r.Read(*buf)
+		if n > 0 {
+			_, _ = out.Write((*buf)[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	buffers.Put(buf)
+	if p.readers.Add(-1) == 0 {
+		close(p.readersDone)
+	}
 }
 
 // buffers recycles copy buffers: a call that prints nothing should not cost 64 kB.
@@ -255,11 +274,11 @@ func (p *Process) Wait(ctx context.Context) Result {
 
 	res.Duration = p.exitedAt.Sub(p.start)
 	var ws syscall.WaitStatus
-	if st := p.cmd.ProcessState; st != nil {
-		ws, _ = st.Sys().(syscall.WaitStatus)
+	if p.state != nil {
+		ws, _ = p.state.Sys().(syscall.WaitStatus)
 	}
 	switch {
-	case p.cmd.ProcessState == nil:
+	case p.state == nil:
 		res.ExitCode = -1 // the status was lost: nothing to report but that
 	case ws.Signaled():
 		res.ExitCode = 128 + int(ws.Signal())
@@ -267,20 +286,8 @@ func (p *Process) Wait(ctx context.Context) Result {
 	default:
 		res.ExitCode = ws.ExitStatus()
 	}
-	// The report was written before the shell exited: it is complete, or it never comes.
-	// Only a leftover process holding the pipe open can delay the end of a missing one.
-	var report []byte
-	select {
-	case report = <-p.report:
-	default:
-		t := time.NewTimer(p.drain)
-		select {
-		case report = <-p.report:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-	if cwd, env, err := parseState(report); err == nil {
+	// The shell wrote the report before it exited: it is complete, or it never comes.
+	if cwd, env, err := parseState(readReport(p.report)); err == nil {
 		res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
 	}
 	reap(p.pgid)
@@ -335,6 +342,7 @@ func (p *Process) Release() {
 		for _, f := range p.pipes {
 			_ = f.Close()
 		}
+		_ = p.report.Close()
 		<-p.readersDone
 		p.Stdout.Close()
 		p.Stderr.Close()
@@ -550,14 +558,15 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// readReport reads the state report from r: everything up to its second NUL. It returns
-// nil if the pipe ends first, or if the report is absurdly long.
-func readReport(r *os.File) []byte {
+// readReport reads the state report from f: everything up to its second NUL. It returns
+// nil if there is none, or if the report is absurdly long.
+func readReport(f *os.File) []byte {
 	var b []byte
 	buf := make([]byte, 4096)
-	for len(b) < maxReport {
-		n, err := r.Read(buf)
+	for off := int64(0); off < maxReport; {
+		n, err := f.ReadAt(buf, off)
 		b = append(b, buf[:n]...)
+		off += int64(n)
 		if i := bytes.IndexByte(b, 0); i >= 0 && bytes.IndexByte(b[i+1:], 0) >= 0 {
 			return b
 		}
@@ -567,6 +576,24 @@ func readReport(r *os.File) []byte {
 	}
 	return nil
 }
+
+// newReportFile returns an unnamed file for the state report: in memory where the
+// kernel offers that, else in dir (or the temporary directory), removed at once.
+func newReportFile(dir string) (*os.File, error) {
+	if fd, err := unix.MemfdCreate("boris-state", unix.MFD_CLOEXEC); err == nil {
+		return os.NewFile(uintptr(fd), "boris-state"), nil
+	}
+	f, err := os.CreateTemp(dir, "state-*")
+	if err != nil {
+		return nil, fmt.Errorf("creating the state report file: %w", err)
+	}
+	_ = os.Remove(f.Name())
+	return f, nil
+}
+
+// devNull is the commands' stdin, opened once and shared: the child gets its own copy
+// of the descriptor, and nothing ever reads from or closes this one.
+var openDevNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 // maxReport bounds the state report: an environment larger than this is not learned.
 const maxReport = 8 << 20

@@ -222,7 +222,11 @@ func TestTimeoutReachesSetsid(t *testing.T) {
 func TestStopMarked(t *testing.T) {
 	t.Parallel()
 	prefix := "test-" + randomHex(4) + "/"
-	c := command(t, "/bin/bash", "setsid sleep 100 >/dev/null 2>&1 & echo $!")
+	// Wait until the child runs sleep in a session of its own, so that the shell does not
+	// exit while it still belongs to the group or is between setsid and exec.
+	c := command(t, "/bin/bash", `setsid sleep 100 >/dev/null 2>&1 & pid=$!
+until read -r _ comm _ _ _ sid _ </proc/$pid/stat && [ "$comm $sid" = "(sleep) $pid" ]; do :; done
+echo $pid`)
 	c.Mark = prefix + "7"
 	p, res := run(t, c)
 	pid, _ := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text))

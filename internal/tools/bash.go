@@ -61,10 +61,6 @@ For servers, watchers and other long jobs, set run_in_background: the call retur
 Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
 
 func addBash(s *mcp.Server, h *handlers) {
-	// Commands' orphans come back to Boris to be reaped rather than linger as zombies.
-	if err := shell.AdoptOrphans(); err != nil && h.Logger != nil {
-		h.Logger.Debug("cannot reap orphaned processes", "err", err)
-	}
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "bash",
 		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()),
