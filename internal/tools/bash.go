@@ -211,6 +211,7 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 			case <-tick.C:
 				send()
 			case <-done:
+				send() // the lines since the last tick, before the final result
 				return
 			}
 		}

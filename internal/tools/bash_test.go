@@ -342,7 +342,7 @@ func TestBashProgress(t *testing.T) {
 		t.Errorf("%d notifications in %v, want at most %d", len(msgs), elapsed, max)
 	}
 	all := strings.Join(msgs, "")
-	if !strings.Contains(all, "line 1\n") || !strings.Contains(all, "line 2000\n") {
+	if !strings.Contains(all, "line 1\n") || !strings.Contains(all, "line 2000\n") || !strings.Contains(all, "late\n") {
 		t.Errorf("notifications do not carry the lines: %q", all[:min(len(all), 200)])
 	}
 	if len(msgs) >= 2000/10 {
