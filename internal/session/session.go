@@ -101,6 +101,53 @@ func (s *Session) SetEnv(env []string) {
 	s.mu.Unlock()
 }
 
+// ApplyEnv applies to the session's environment the changes that turned before into
+// after: variables set or changed in after are set, variables of before missing from
+// after are removed, and everything else, including changes made meanwhile by other
+// commands, is kept.
+func (s *Session) ApplyEnv(before, after []string) {
+	was := envMap(before)
+	now := envMap(after)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := envMap(s.env)
+	for k, v := range now {
+		if old, ok := was[k]; !ok || old != v {
+			cur[k] = v
+		}
+	}
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			delete(cur, k)
+		}
+	}
+	env := make([]string, 0, len(cur))
+	for _, kv := range s.env { // keep the existing order, then append new variables
+		k, _, _ := strings.Cut(kv, "=")
+		if v, ok := cur[k]; ok {
+			env = append(env, k+"="+v)
+			delete(cur, k)
+		}
+	}
+	for _, kv := range after {
+		k, _, _ := strings.Cut(kv, "=")
+		if v, ok := cur[k]; ok {
+			env = append(env, k+"="+v)
+			delete(cur, k)
+		}
+	}
+	s.env = env
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
 // Resolve turns path, relative to the session's cwd, into the real absolute path the file
 // tools may use, or refuses it (see [pathscope.Resolver.Resolve]). Paths inside the
 // session's own spill directory are always readable, so spilled output can be viewed.

@@ -124,11 +124,13 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if err != nil {
 		return nil, nil, withCode(CodeFailed, err)
 	}
-	if res.Cwd != "" {
+	// Apply only what this command changed, so that calls running side by side in one
+	// session do not undo each other's cd and export.
+	if res.Cwd != "" && res.Cwd != c.Dir {
 		sess.SetCwd(res.Cwd)
 	}
 	if res.Env != nil {
-		sess.SetEnv(res.Env)
+		sess.ApplyEnv(c.Env, res.Env)
 	}
 	if res.Lingering {
 		sess.Tasks.Adopt(p)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,47 @@ func TestSpilledOutputViewableWhenConfined(t *testing.T) {
 	}
 	if res := call(t, cs, "view", map[string]any{"path": filepath.Join(filepath.Dir(spill), "..")}); !res.IsError {
 		t.Errorf("view of the spill directory's parent succeeded under --allow-dir: %q", textOf(res))
+	}
+}
+
+// TestConcurrentBashKeepsEachOthersState: a command that finishes after another one in the
+// same session must not undo that one's cd and export.
+func TestConcurrentBashKeepsEachOthersState(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	if err := os.Mkdir(filepath.Join(cfg.Workdir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, cfg, nil)
+	slow := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		// Waits until the other command has run, so it surely ends last.
+		res, _ := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": "touch started; while [ ! -f done ]; do sleep 0.01; done",
+		}})
+		slow <- res
+	}()
+	started := filepath.Join(cfg.Workdir, "started")
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("slow command never started")
+		default:
+			runtime.Gosched()
+		}
+	}
+	res := call(t, cs, "bash", map[string]any{"command": "export FROM_FAST=yes; cd sub; touch ../done"})
+	if res.IsError {
+		t.Fatal(textOf(res))
+	}
+	if r := <-slow; r == nil || r.IsError {
+		t.Fatalf("slow command failed: %v", r)
+	}
+	got := textOf(call(t, cs, "bash", map[string]any{"command": `echo "$FROM_FAST $(basename "$PWD")"`}))
+	if !strings.Contains(got, "yes sub") {
+		t.Errorf("after both commands: %q, want the fast command's export and cd kept", got)
 	}
 }
