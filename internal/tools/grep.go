@@ -151,9 +151,9 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		for _, f := range res.Files {
 			total += len(f.Output)
 		}
-		p.total = total
-		if total < res.MatchedLines {
-			p.total = -1 // some files' output was cut: the total is not known
+		p.total = -1 // the search stopped collecting lines once the page was full
+		if total < p.keep() {
+			p.total = total // it collected every line, so the total is known
 		}
 		p.formatContent(&b, res.Files, rel, nums, before+after > 0)
 	}
