@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,29 @@ func TestConcurrentBashKeepsEachOthersState(t *testing.T) {
 	got := textOf(call(t, cs, "bash", map[string]any{"command": `echo "$FROM_FAST $(basename "$PWD")"`}))
 	if !strings.Contains(got, "yes sub") {
 		t.Errorf("after both commands: %q, want the fast command's export and cd kept", got)
+	}
+}
+
+// TestGrepContentPagingTotals: a content page never states a total smaller than the
+// entries that exist, and every page that states one states the same.
+func TestGrepContentPagingTotals(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	if err := os.WriteFile(filepath.Join(cfg.Workdir, "ctx.txt"), []byte("a\nhit\nb\nc\nhit\nd\ne\nf\nhit\ng\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, cfg, nil)
+	totals := map[string]bool{}
+	for off := 0; off < 10; off += 2 {
+		out := textOf(call(t, cs, "grep", map[string]any{"pattern": "hit", "path": "ctx.txt", "output_mode": "content", "-C": 1, "head_limit": 2, "offset": off}))
+		if m := regexp.MustCompile(` of (\d+)`).FindStringSubmatch(out); m != nil {
+			totals[m[1]] = true
+			if n, _ := strconv.Atoi(m[1]); n < 9 {
+				t.Errorf("offset %d: total %d, but there are 9 entries:\n%s", off, n, out)
+			}
+		}
+	}
+	if len(totals) > 1 {
+		t.Errorf("pages state different totals: %v", totals)
 	}
 }
