@@ -48,7 +48,7 @@ func (h *handlers) createFile(_ context.Context, req *mcp.CallToolRequest, in Cr
 func (h *handlers) create(sess *session.Session, path, content string) (string, error) {
 	// Resolving cleans the path, so a trailing slash would otherwise name a file.
 	if strings.HasSuffix(path, "/") {
-		return "", errorf(CodeInvalidArgument, "path %s ends with / : give a file path (for example %sfile.txt), not a directory", path, path)
+		return "", errorf(CodeInvalidArgument, "path %s ends with a slash: give a file path (for example %sfile.txt), not a directory", path, path)
 	}
 	abs, err := sess.Resolve(path)
 	if err != nil {

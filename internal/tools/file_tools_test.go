@@ -262,7 +262,7 @@ func TestCreateFileTool(t *testing.T) {
 	// A file written in this session can be edited without viewing it.
 	wantOK(t, call(t, cs, "str_replace", map[string]any{"path": "new/dir/f.txt", "old_str": "hello", "new_str": "bye"}))
 	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "new", "content": "x"}), "UNSUPPORTED_FILE", "directory")
-	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "dir/", "content": "x"}), "INVALID_ARGUMENT", "ends with /", "give a file path")
+	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "dir/", "content": "x"}), "INVALID_ARGUMENT", "ends with a slash", "give a file path")
 	if _, err := os.Lstat(filepath.Join(wd, "dir")); err == nil {
 		t.Errorf("create_file dir/ created dir")
 	}

@@ -118,7 +118,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	switch mode {
 	case search.FilesWithMatches:
 		if res.MatchedFiles == 0 {
-			fmt.Fprintf(&b, "No files contain a match for %q in %s.\n", in.Pattern, shown)
+			fmt.Fprintf(&b, "No files contain a match for %q in %s\n", in.Pattern, shown)
 			break
 		}
 		fmt.Fprintf(&b, "Found %s (newest first):\n", plural(res.MatchedFiles, "file"))
@@ -130,7 +130,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		p.total = res.MatchedFiles
 	case search.Count:
 		if res.MatchedFiles == 0 {
-			fmt.Fprintf(&b, "No matches for %q in %s.\n", in.Pattern, shown)
+			fmt.Fprintf(&b, "No matches for %q in %s\n", in.Pattern, shown)
 			break
 		}
 		fmt.Fprintf(&b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
@@ -142,7 +142,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		p.total = res.MatchedFiles
 	default:
 		if res.MatchedFiles == 0 {
-			fmt.Fprintf(&b, "No matches for %q in %s.\n", in.Pattern, shown)
+			fmt.Fprintf(&b, "No matches for %q in %s\n", in.Pattern, shown)
 			break
 		}
 		fmt.Fprintf(&b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
