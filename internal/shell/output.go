@@ -201,6 +201,7 @@ type Excerpt struct {
 	Omitted   int64  // characters left out of Text
 	SpillPath string // the full stream, when Truncated and it could be saved
 	From, To  Mark   // the stretch shown
+	Replaced  bool   // invalid UTF-8 in the stretch was shown as U+FFFD (checked when not Truncated)
 }
 
 // Text returns the whole stream within budget characters: all of it if it fits, else its
@@ -228,6 +229,7 @@ func (o *Output) excerpt(from, to Mark, budget int) Excerpt {
 	if to.Chars-from.Chars <= int64(budget) && n <= keepBytes {
 		if b, ok := o.readAt(from.Bytes, int(n)); ok {
 			ex.Text = strings.ToValidUTF8(string(b), "\uFFFD")
+			ex.Replaced = !utf8.Valid(b)
 			return ex
 		}
 	}

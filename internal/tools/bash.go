@@ -150,6 +150,14 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		out.Stopped = "the call was cancelled"
 	}
 	stdout, stderr := p.Stdout.Text(shell.DefaultBudget), p.Stderr.Text(shell.DefaultBudget)
+	for _, st := range []struct {
+		name string
+		ex   shell.Excerpt
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if st.ex.Replaced {
+			out.Notes = append(out.Notes, st.name+" has bytes that are not valid UTF-8, shown as U+FFFD; pipe the command through od -c or xxd to see them")
+		}
+	}
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
 	if out.StdoutFile != "" || out.StderrFile != "" {

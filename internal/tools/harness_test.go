@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -213,5 +214,19 @@ func TestGrepContentPagingTotals(t *testing.T) {
 	}
 	if len(totals) > 1 {
 		t.Errorf("pages state different totals: %v", totals)
+	}
+}
+
+func TestBashInvalidUTF8Noted(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	for cmd, want := range map[string]bool{`printf 'a\xffb\n'`: true, `printf 'caf\xc3\xa9\n'`: false} {
+		got := textOf(call(t, cs, "bash", map[string]any{"command": cmd}))
+		if noted := strings.Contains(got, "not valid UTF-8"); noted != want {
+			t.Errorf("bash %q = %q, want a note about invalid UTF-8: %v", cmd, got, want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("bash %q: result is not valid UTF-8", cmd)
+		}
 	}
 }
