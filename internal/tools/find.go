@@ -103,7 +103,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	} else {
 		fmt.Fprintf(&b, "Found %s matching %q (newest first):\n", pluralNoun(res.Matched, noun), in.Pattern)
 	}
-	rel := relativizer(sess.Cwd())
+	rel := relativizer(sess.Cwd(), root, shown)
 	p.total = res.Matched
 	for _, e := range res.Entries {
 		s := rel(e.Path)

@@ -113,7 +113,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	if err != nil {
 		return nil, nil, err
 	}
-	rel := relativizer(sess.Cwd())
+	rel := relativizer(sess.Cwd(), root, shown)
 	var b strings.Builder
 	switch mode {
 	case search.FilesWithMatches:
@@ -222,12 +222,24 @@ func searchRoot(cwd, path string, resolve func(string) (string, error)) (root, s
 }
 
 // relativizer shows absolute paths relative to cwd when they are inside it.
-func relativizer(cwd string) func(string) string {
+//
+// Paths under root, the resolved search root, are shown under asked, the path as the
+// caller gave it, so a search through a symlinked directory names files the way the
+// caller reaches them.
+func relativizer(cwd, root, asked string) func(string) string {
 	dirs := []string{cwd}
 	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
 		dirs = append(dirs, real)
 	}
+	lexical := asked
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(cwd, lexical)
+	}
+	lexical = filepath.Clean(lexical)
 	return func(abs string) string {
+		if lexical != root && (abs == root || strings.HasPrefix(abs, root+"/")) {
+			abs = lexical + abs[len(root):]
+		}
 		for _, d := range dirs {
 			if abs == d {
 				return "."
