@@ -326,11 +326,10 @@ func TestShutdownKillsChildren(t *testing.T) {
 	}
 }
 
-// TestStdioEOFKillsChildren closes the client side of a STDIO server while a command runs:
-// the server must kill the command and exit.
-func TestStdioEOFKillsChildren(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// startStdio starts boris over STDIO in dir, initializes it and sends requests (JSON-RPC
+// lines) without reading replies; stdin stays open for the caller to close.
+func startStdio(t *testing.T, dir string, requests ...string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
 	cmd := exec.Command(binary, "--transport", "stdio", "--workdir", dir)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -341,10 +340,22 @@ func TestStdioEOFKillsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > child; sleep 300"}}}
-`)
+	lines := append([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}, requests...)
+	if _, err := io.WriteString(stdin, strings.Join(lines, "\n")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdin
+}
+
+// TestStdioEOFKillsChildren closes the client side of a STDIO server while a command runs:
+// the server must kill the command and exit.
+func TestStdioEOFKillsChildren(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd, stdin := startStdio(t, dir, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > child; sleep 300"}}}`)
 	pids := waitForPIDs(t, filepath.Join(dir, "child"))
 	stdin.Close()
 	done := make(chan error, 1)
@@ -367,21 +378,9 @@ func TestStdioSignalKillsChildren(t *testing.T) {
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		dir := t.TempDir()
-		cmd := exec.Command(binary, "--transport", "stdio", "--workdir", dir)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stdout = io.Discard
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > task; exec sleep 303","run_in_background":true}}}
-{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 301 & echo $! > left; echo $$ > child; sleep 300"}}}
-`)
+		cmd, _ := startStdio(t, dir,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > task; exec sleep 303","run_in_background":true}}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 301 & echo $! > left; echo $$ > child; sleep 300"}}}`)
 		pids := waitForPIDs(t, filepath.Join(dir, "task"), filepath.Join(dir, "left"), filepath.Join(dir, "child"))
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)

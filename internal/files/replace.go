@@ -161,14 +161,19 @@ func lines(data []byte, at []int, shift int) []int {
 // lineList formats the lines of offsets at, each once (several matches can share a line),
 // at most 20 of them.
 func lineList(data []byte, at []int) string {
-	ls := slices.Compact(lines(data, at, 0))
+	return JoinLines(lines(data, at, 0))
+}
+
+// JoinLines lists ascending line numbers, each once, at most 20 of them.
+func JoinLines(ns []int) string {
+	ns = slices.Compact(slices.Clone(ns))
 	var parts []string
-	for _, l := range ls[:min(len(ls), 20)] {
-		parts = append(parts, strconv.Itoa(l))
+	for _, n := range ns[:min(len(ns), 20)] {
+		parts = append(parts, strconv.Itoa(n))
 	}
 	s := strings.Join(parts, ", ")
-	if len(ls) > 20 {
-		s += fmt.Sprintf(" and %d more", len(ls)-20)
+	if len(ns) > 20 {
+		s += fmt.Sprintf(" and %d more", len(ns)-20)
 	}
 	return s
 }

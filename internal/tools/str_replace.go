@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,10 +69,10 @@ func (h *handlers) replace(sess *session.Session, path, old, new string, all boo
 	}
 	switch {
 	case e.NoOp:
-		fmt.Fprintf(&b, "No change: old_str and new_str are the same, so %s was not rewritten. old_str matches at line %s:\n%s", abs, joinInts(e.Lines), e.Snippet)
+		fmt.Fprintf(&b, "No change: old_str and new_str are the same, so %s was not rewritten. old_str matches at line %s:\n%s", abs, files.JoinLines(e.Lines), e.Snippet)
 		return b.String(), nil
 	case e.Count > 1:
-		fmt.Fprintf(&b, "Replaced %d occurrences in %s, on lines %s (line numbers after the edit).", e.Count, abs, joinInts(e.Lines))
+		fmt.Fprintf(&b, "Replaced %d occurrences in %s, on lines %s (line numbers after the edit).", e.Count, abs, files.JoinLines(e.Lines))
 	case e.Last < e.First:
 		fmt.Fprintf(&b, "Deleted old_str from %s at line %d. The lines around it now read:\n%s", abs, e.First, e.Snippet)
 	default:
@@ -121,16 +120,3 @@ func (h *handlers) wrote(sess *session.Session, abs string, old []byte, existed 
 	}
 }
 
-// joinInts lists ascending line numbers, each once, at most 20 of them.
-func joinInts(ns []int) string {
-	ns = slices.Compact(slices.Clone(ns))
-	var parts []string
-	for _, n := range ns[:min(len(ns), 20)] {
-		parts = append(parts, fmt.Sprint(n))
-	}
-	s := strings.Join(parts, ", ")
-	if len(ns) > 20 {
-		s += fmt.Sprintf(" and %d more", len(ns)-20)
-	}
-	return s
-}
