@@ -119,4 +119,3 @@ func (h *handlers) wrote(sess *session.Session, abs string, old []byte, existed 
 		sess.RecordChange(session.Change{Path: abs, Old: old, Existed: existed, Wrote: session.Digest(files.ContentDigest(content))})
 	}
 }
-
