@@ -18,6 +18,9 @@ func Instructions(cfg *config.Config, scope *pathscope.Resolver) string {
 	if slices.Contains(names, "bash") {
 		b.WriteString(" bash runs each command in a fresh shell whose working directory and exported variables persist across calls (a cd or export in one call holds for the next); use run_in_background for servers and long jobs.")
 	}
+	if cfg.RequireViewBeforeEdit && (slices.Contains(names, "str_replace") || slices.Contains(names, "str_replace_editor")) {
+		b.WriteString(" View a file (or write it) in this session before editing it.")
+	}
 	fmt.Fprintf(&b, " Relative paths are taken against the session's working directory, which starts at %s.", cfg.Workdir)
 	if scope.Confined() {
 		fmt.Fprintf(&b, " File tools may only touch paths under %s.", strings.Join(scope.Roots(), ", "))
