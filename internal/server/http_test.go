@@ -339,7 +339,7 @@ func TestInstructionsState(t *testing.T) {
 	}
 	defer cs.Close()
 	got := cs.InitializeResult().Instructions
-	for _, want := range []string{cfg.Workdir, "**/.env"} {
+	for _, want := range []string{cfg.Workdir, "**/.env", "before editing"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("instructions %q lack %q", got, want)
 		}
