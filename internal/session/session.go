@@ -45,7 +45,6 @@ type Session struct {
 	seenList []string // insertion order, for eviction
 	edits    edits    // undo history and seen contents (edits.go)
 	spillDir string
-	onClose  []func()
 	closed   bool
 	finished chan struct{} // closed once Close has freed everything
 }
@@ -92,13 +91,6 @@ func (s *Session) Env() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.env...)
-}
-
-// SetEnv replaces the environment commands run with.
-func (s *Session) SetEnv(env []string) {
-	s.mu.Lock()
-	s.env = append([]string(nil), env...)
-	s.mu.Unlock()
 }
 
 // ApplyEnv applies to the session's environment the changes that turned before into
@@ -218,18 +210,7 @@ func (s *Session) spill() string {
 	return s.spillDir
 }
 
-// OnClose registers f to run when the session closes, after its tasks are killed.
-func (s *Session) OnClose(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		go f()
-		return
-	}
-	s.onClose = append(s.onClose, f)
-}
-
-// Close cancels the session's context, kills its tasks, runs OnClose functions and removes
+// Close cancels the session's context, kills its tasks and removes
 // its spill directory. It is safe to call more than once: later calls wait until the
 // first has finished.
 func (s *Session) Close() error {
@@ -241,15 +222,11 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	defer close(s.finished)
-	fns, dir := s.onClose, s.spillDir
-	s.onClose = nil
+	dir := s.spillDir
 	s.mu.Unlock()
 
 	s.cancel()
 	s.Tasks.Close()
-	for _, f := range fns {
-		f()
-	}
 	if dir != "" {
 		return os.RemoveAll(dir)
 	}

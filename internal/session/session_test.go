@@ -11,7 +11,7 @@ func TestApplyEnv(t *testing.T) {
 	s := New(Options{ID: "t", Workdir: t.TempDir(), Env: []string{"A=1", "B=2", "C=3"}})
 	defer s.Close()
 	// Another command changed C and added D meanwhile.
-	s.SetEnv([]string{"A=1", "B=2", "C=30", "D=4"})
+	s.ApplyEnv([]string{"A=1", "B=2", "C=3"}, []string{"A=1", "B=2", "C=30", "D=4"})
 	// This command started from the old environment, changed A, removed B, added E.
 	s.ApplyEnv([]string{"A=1", "B=2", "C=3"}, []string{"A=10", "C=3", "E=5"})
 	if diff := cmp.Diff([]string{"A=10", "C=30", "D=4", "E=5"}, s.Env()); diff != "" {
