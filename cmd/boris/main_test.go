@@ -283,6 +283,28 @@ func waitForPIDs(t *testing.T, files ...string) []int {
 	return pids
 }
 
+// waitExit waits, bounded, for the server process to exit after what was done to it.
+func waitExit(t *testing.T, cmd *exec.Cmd, after string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("server still running 20s after %s", after)
+	}
+}
+
+// assertGone fails for each process in pids still alive.
+func assertGone(t *testing.T, pids []int, after string) {
+	t.Helper()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d survived %s", pid, after)
+		}
+	}
+}
+
 // TestShutdownKillsChildren runs a foreground command with a grandchild and a background
 // task, sends SIGTERM to the server, and checks that every one of those processes is gone.
 func TestShutdownKillsChildren(t *testing.T) {
@@ -312,18 +334,8 @@ func TestShutdownKillsChildren(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("server still running 20s after SIGTERM: %s", stderr.String())
-	}
-	for _, pid := range pids {
-		if alive(pid) {
-			t.Errorf("process %d survived server shutdown", pid)
-		}
-	}
+	waitExit(t, cmd, "SIGTERM: "+stderr.String())
+	assertGone(t, pids, "server shutdown")
 }
 
 // startStdio starts boris over STDIO in dir, initializes it and sends requests (JSON-RPC
@@ -358,18 +370,8 @@ func TestStdioEOFKillsChildren(t *testing.T) {
 	cmd, stdin := startStdio(t, dir, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > child; sleep 300"}}}`)
 	pids := waitForPIDs(t, filepath.Join(dir, "child"))
 	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("server still running 20s after its stdin closed")
-	}
-	for _, pid := range pids {
-		if alive(pid) {
-			t.Errorf("process %d survived the client disconnecting", pid)
-		}
-	}
+	waitExit(t, cmd, "its stdin closed")
+	assertGone(t, pids, "the client disconnecting")
 }
 
 // TestStdioSignalKillsChildren: SIGTERM to a STDIO server kills a running command, what it
@@ -385,18 +387,8 @@ func TestStdioSignalKillsChildren(t *testing.T) {
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("%v: server still running 20s later", sig)
-		}
-		for _, pid := range pids {
-			if alive(pid) {
-				t.Errorf("%v: process %d survived the server", sig, pid)
-			}
-		}
+		waitExit(t, cmd, sig.String())
+		assertGone(t, pids, "the server's "+sig.String())
 	}
 }
 
