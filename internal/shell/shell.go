@@ -146,7 +146,7 @@ func Start(c Command) (*Process, error) {
 		exited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
-	args, env, err := wrap(c)
+	args, env, reported, err := wrap(c)
 	if err != nil {
 		return nil, err
 	}
@@ -157,13 +157,17 @@ func Start(c Command) (*Process, error) {
 	// The report goes to a file, not a pipe: it is complete once the shell has exited,
 	// so reading it needs no goroutine, no wakeup per write and no wait for an EOF that a
 	// leftover process could hold back.
-	report, err := newReportFile(c.StateDir)
-	if err != nil {
-		return nil, err
+	var report *os.File
+	if reported {
+		if report, err = newReportFile(c.StateDir); err != nil {
+			return nil, err
+		}
 	}
 	var files [4]*os.File // out and err pipes: read and write ends
 	closeAll := func() {
-		report.Close()
+		if report != nil {
+			report.Close()
+		}
 		for _, f := range files {
 			if f != nil {
 				f.Close()
@@ -177,22 +181,24 @@ func Start(c Command) (*Process, error) {
 		}
 	}
 	outR, outW, errR, errW := files[0], files[1], files[2], files[3]
+	// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
+	childFiles := []*os.File{devNull, outW, errW}
+	if report != nil {
+		childFiles = append(childFiles, report)
+	}
 	// os.StartProcess rather than exec.Cmd: the files go to the child as they are, and
 	// exec's per-call work (copying the environment into a map to deduplicate it,
 	// opening /dev/null) is not needed here.
 	proc, err := os.StartProcess(c.Shell, append([]string{filepath.Base(c.Shell)}, args...), &os.ProcAttr{
 		Dir: c.Dir,
 		Env: env,
-		// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
-		Files: []*os.File{devNull, outW, errW, report},
+		Files: childFiles,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	outW.Close()
 	errW.Close()
 	if err != nil {
-		outR.Close()
-		errR.Close()
-		report.Close()
+		closeAll()
 		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
 	}
 	p.proc, p.pgid, p.start, p.env, p.mark = proc, proc.Pid, time.Now(), c.Env, c.Mark
@@ -287,8 +293,11 @@ func (p *Process) Wait(ctx context.Context) Result {
 		res.ExitCode = ws.ExitStatus()
 	}
 	// The shell wrote the report before it exited: it is complete, or it never comes.
-	if cwd, env, err := parseState(readReport(p.report)); err == nil {
-		res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
+	// A stateless script has none: nothing changed.
+	if p.report != nil {
+		if cwd, env, err := parseState(readReport(p.report)); err == nil {
+			res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
+		}
 	}
 	reap(p.pgid)
 	res.Lingering = held || groupAlive(p.pgid)
@@ -342,7 +351,9 @@ func (p *Process) Release() {
 		for _, f := range p.pipes {
 			_ = f.Close()
 		}
-		_ = p.report.Close()
+		if p.report != nil {
+			_ = p.report.Close()
+		}
 		<-p.readersDone
 		p.Stdout.Close()
 		p.Stderr.Close()
@@ -598,7 +609,10 @@ var openDevNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.D
 // maxReport bounds the state report: an environment larger than this is not learned.
 const maxReport = 8 << 20
 
-// wrap returns the shell's arguments and environment for c.
+// wrap returns the shell's arguments and environment for c, and whether the shell will
+// write a state report on fd 3.
+//
+// A [Stateless] script runs as `shell -c script` and reports nothing.
 //
 // The script must run as one unit with nothing appended (a trailing comment or heredoc
 // would swallow appended text), and report where it ended on a channel its output cannot
@@ -608,7 +622,7 @@ const maxReport = 8 << 20
 // and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
 // BASH_ENV would not be honoured) the script is passed as an argument and run with eval
 // under the same trap.
-func wrap(c Command) (args, env []string, err error) {
+func wrap(c Command) (args, env []string, reported bool, err error) {
 	env = make([]string, 0, len(c.Env)+2)
 	for _, kv := range c.Env {
 		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
@@ -619,14 +633,17 @@ func wrap(c Command) (args, env []string, err error) {
 	if c.Mark != "" {
 		env = append(env, markVar+"="+c.Mark)
 	}
-	if useBashEnv(c) {
+	switch {
+	case Stateless(c.Script, c.Env):
+		return []string{"-c", c.Script}, env, false, nil
+	case useBashEnv(c):
 		init := filepath.Join(c.StateDir, "bash-env")
 		if err := writeInit(init); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
-		return []string{"-c", c.Script}, append(env, "BASH_ENV="+init), nil
+		return []string{"-c", c.Script}, append(env, "BASH_ENV="+init), true, nil
 	}
-	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, env, nil
+	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, env, true, nil
 }
 
 // bashInit is the BASH_ENV file. {fd} redirections put the report's pipe above 9,

@@ -1,0 +1,146 @@
+// Command bashbench measures what Boris adds to running a command: it times the bash
+// tool running `true`, called over STDIO, next to spawning `/bin/bash -c true` directly,
+// and prints both with the difference and the ratio.
+//
+// Usage: go run ./bench/bashbench -boris ./boris [-n 2000] [-command true]
+//
+// The client is deliberately minimal (one JSON-RPC line out, one line back, after the MCP
+// handshake), so that its own cost stays out of the figure. The two kinds of run
+// alternate, so that load on the machine touches both alike; medians are reported.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	boris := flag.String("boris", "", "path to a built boris binary (required)")
+	n := flag.Int("n", 2000, "timed calls of each kind")
+	command := flag.String("command", "true", "the command to run")
+	shell := flag.String("shell", "/bin/bash", "the shell spawned directly")
+	flag.Parse()
+	if *boris == "" {
+		log.Fatal("-boris is required")
+	}
+	c, err := start(*boris)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.close()
+
+	call, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+		"params": map[string]any{"name": "bash", "arguments": map[string]any{"command": *command}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	viaBoris := func() time.Duration {
+		t := time.Now()
+		reply, err := c.roundTrip(call)
+		d := time.Since(t)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if strings.Contains(reply, `"isError":true`) || strings.Contains(reply, `"error":{`) {
+			log.Fatalf("the call failed: %s", reply)
+		}
+		return d
+	}
+	direct := func() time.Duration {
+		t := time.Now()
+		if err := exec.Command(*shell, "-c", *command).Run(); err != nil {
+			log.Fatal(err)
+		}
+		return time.Since(t)
+	}
+	for range 100 { // warm up both
+		viaBoris()
+		direct()
+	}
+	var b, d []time.Duration
+	for range *n {
+		b = append(b, viaBoris())
+		d = append(d, direct())
+	}
+	mb, md := median(b), median(d)
+	fmt.Printf("%-40s %8s\n", "case", "median")
+	fmt.Printf("%-40s %8.3f ms\n", fmt.Sprintf("%s -c %s, spawned directly", *shell, *command), ms(md))
+	fmt.Printf("%-40s %8.3f ms\n", fmt.Sprintf("bash tool %q over STDIO", *command), ms(mb))
+	fmt.Printf("Boris adds %.3f ms per call: %.2fx the direct spawn\n", ms(mb-md), float64(mb)/float64(md))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// client speaks newline-delimited JSON-RPC to a boris process over its stdin and stdout.
+type client struct {
+	cmd *exec.Cmd
+	in  *bufio.Writer
+	out *bufio.Reader
+}
+
+func start(path string) (*client, error) {
+	cmd := exec.Command(path, "--transport", "stdio", "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &client{cmd: cmd, in: bufio.NewWriter(stdin), out: bufio.NewReaderSize(stdout, 1<<20)}
+	if _, err := c.roundTrip([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bashbench","version":"1"}}}`)); err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	if err := c.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *client) send(line []byte) error {
+	c.in.Write(line)
+	c.in.WriteByte('\n')
+	return c.in.Flush()
+}
+
+// roundTrip sends a request and returns the next line that is not a notification.
+func (c *client) roundTrip(line []byte) (string, error) {
+	if err := c.send(line); err != nil {
+		return "", err
+	}
+	for {
+		reply, err := c.out.ReadString('\n')
+		if err != nil {
+			return "", fmt.Errorf("reading the reply: %w", err)
+		}
+		if !strings.Contains(reply, `"method":"notifications/`) {
+			return reply, nil
+		}
+	}
+}
+
+func (c *client) close() {
+	_ = c.cmd.Process.Kill()
+	_ = c.cmd.Wait()
+}

@@ -1,0 +1,140 @@
+package shell
+
+import "strings"
+
+// Stateless reports whether script, run by a shell started with env, certainly leaves the
+// shell's working directory and exported variables as they were, so that there is nothing
+// to report and the shell can run it exactly as `shell -c script` with nothing added.
+// That saves the report's cost on every such call, and lets the shell exec a lone command
+// in place of forking it.
+//
+// The test is deliberately narrow; anything it does not understand is not stateless.
+// The shell's state changes only through a builtin, a keyword, an assignment or an
+// expansion that assigns, run in the shell process itself. So a stateless script is one
+// pipeline of plain commands:
+//   - no list separators (; & && || newline), subshells, groups, substitutions,
+//     parameter or arithmetic expansions, escapes or comments: only words, quotes,
+//     pipes, redirections and globs;
+//   - every command's name is a plain word that names no builtin or keyword, except the
+//     few that change nothing (true, false, echo, pwd, test, type), and assigns nothing;
+//   - no double-quoted text holds $, ` or \;
+//   - the environment carries no startup file, shell options or functions that could
+//     run code before the script (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, BASH_FUNC_*).
+func Stateless(script string, env []string) bool {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "BASH_ENV", k == "ENV", k == "SHELLOPTS", k == "BASHOPTS", strings.HasPrefix(k, "BASH_FUNC_"):
+			return false
+		}
+	}
+	s := strings.Trim(script, " \t\n")
+	if s == "" {
+		return false
+	}
+	commandStart := true // the next word names a command
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '|':
+			if commandStart || i+1 < len(s) && s[i+1] == '|' {
+				return false // an empty command, or a list rather than a pipeline
+			}
+			commandStart = true
+			i++
+		case commandStart:
+			end := i
+			for end < len(s) && isCommandNameByte(s[end]) {
+				end++
+			}
+			if end == i || end < len(s) && !isBlank(s[end]) && s[end] != '|' {
+				return false // quoted, expanded, assigned or redirected: not plain
+			}
+			if name := s[i:end]; shellWords[name] && !harmlessBuiltins[name] {
+				return false
+			}
+			commandStart = false
+			i = end
+		default:
+			n := argumentLength(s[i:])
+			if n == 0 {
+				return false
+			}
+			i += n
+		}
+	}
+	return !commandStart // a trailing | continues on the next line
+}
+
+// argumentLength returns the length of the argument word (or redirection) at the start of
+// s, or 0 if it holds anything Stateless does not accept.
+func argumentLength(s string) int {
+	i := 0
+	for i < len(s) && !isBlank(s[i]) && s[i] != '|' {
+		c := s[i]
+		switch {
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return 0
+			}
+			i += end + 2
+		case c == '"':
+			end := strings.IndexAny(s[i+1:], "\"$`\\")
+			if end < 0 || s[i+1+end] != '"' {
+				return 0
+			}
+			i += end + 2
+		case c == '&':
+			// Only inside a redirection: 2>&1, >&2, &>file. A lone & ends a command.
+			if !(i > 0 && s[i-1] == '>' || i+1 < len(s) && s[i+1] == '>') {
+				return 0
+			}
+			i++
+		case c >= 0x80 || isCommandNameByte(c) || strings.IndexByte("=,:@%^~<>*?[]", c) >= 0:
+			i++
+		default:
+			return 0
+		}
+	}
+	if i < len(s) && s[i] == '|' && i > 0 && s[i-1] == '>' {
+		return 0 // >| clobber: keep it simple
+	}
+	return i
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+func isCommandNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_./+-", c) >= 0
+}
+
+// shellWords are the builtins and keywords of bash and of POSIX shells such as dash.
+var shellWords = setOf(
+	// bash builtins (compgen -b)
+	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
+	"compgen", "complete", "compopt", "continue", "declare", "dirs", "disown", "echo",
+	"enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash",
+	"help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd",
+	"printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift",
+	"shopt", "source", "suspend", "test", "times", "trap", "true", "type", "typeset",
+	"ulimit", "umask", "unalias", "unset", "wait",
+	// bash keywords (compgen -k)
+	"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+	"do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
+	// other shells
+	"chdir", "login", "newgrp",
+)
+
+// harmlessBuiltins change neither the working directory nor a variable.
+var harmlessBuiltins = setOf("true", "false", "echo", "pwd", "test", "type")
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}

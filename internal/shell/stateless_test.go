@@ -1,0 +1,134 @@
+package shell
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestStateless(t *testing.T) {
+	t.Parallel()
+	stateless := []string{
+		"true",
+		"  ls -la  \n",
+		"go test ./... 2>&1 | tail -n 20",
+		"git status --short",
+		"git commit -m 'fix: a $value; in quotes' --author=\"A B <a@b.c>\"",
+		"grep -rn foo src >out.txt 2>/dev/null",
+		"cat *.go | wc -l",
+		"ls ~/src --color=never",
+		"echo héllo wörld",
+		"./build.sh --flag=1 &>log",
+		"/usr/bin/env",
+		"make -j2 all >&2",
+		"pwd",
+		"echo 'multi\nline in single quotes'",
+	}
+	for _, s := range stateless {
+		if !Stateless(s, nil) {
+			t.Errorf("Stateless(%q) = false, want true", s)
+		}
+	}
+	stateful := []string{
+		"",
+		"cd /tmp",
+		"export FOO=1",
+		"FOO=1",
+		"FOO=1 ls",
+		"PATH=/x:$PATH",
+		"ls; cd /",
+		"ls && cd /",
+		"ls || cd /",
+		"ls\ncd /",
+		"ls &",
+		"sleep 1 & wait",
+		"ls |",
+		"| ls",
+		"ls |& cat",
+		"ls | cd /", // conservative: every command name is checked
+		"source ./env.sh",
+		". ./env.sh",
+		"eval x",
+		"exec ls",
+		"set -a",
+		"read VAR",
+		"printf -v X hi",
+		"declare -x X=1",
+		"unset HOME",
+		"pushd /tmp",
+		"\"cd\" /tmp",
+		"'cd' /tmp",
+		"c\\d /tmp",
+		"$(echo export) X=1",
+		"`echo cd` /",
+		"echo ${X:=1}",
+		"echo $((X=1))",
+		"echo \"${X:=1}\"",
+		"echo \"`cd /`\"",
+		"((X++))",
+		"[[ X++ -eq 0 ]]",
+		"for PATH in a; do :; done",
+		"{ cd /; }",
+		"(cd /)",
+		"ls {a,b}",
+		"exec {fd}>/dev/null",
+		"e*port X=1",
+		"ls # comment",
+		"echo 'unterminated",
+		"echo \"unterminated",
+		"ls >| out",
+		"ls>out",
+		"! ls",
+		"time ls",
+		":",
+		"mapfile X < f",
+		"getopts ab X",
+		"let X=1",
+		"wait -p X",
+		"coproc ls",
+		"select X in a; do break; done",
+		"command cd /",
+		"builtin cd /",
+		"shopt -s lastpipe",
+		"alias ls=cd",
+		"trap 'cd /' EXIT",
+		"ls\r",
+	}
+	for _, s := range stateful {
+		if Stateless(s, nil) {
+			t.Errorf("Stateless(%q) = true, want false", s)
+		}
+	}
+	for _, kv := range []string{"BASH_ENV=/x", "ENV=/x", "SHELLOPTS=allexport", "BASHOPTS=lastpipe", "BASH_FUNC_ls%%=() { cd /; }"} {
+		if Stateless("ls", []string{"HOME=/root", kv}) {
+			t.Errorf("Stateless(ls) with %s = true, want false", kv)
+		}
+	}
+}
+
+// TestStatelessKnowsTheShellsWords checks the list of builtins and keywords against
+// those of the bash installed here: a builtin it does not know would pass for a command.
+func TestStatelessKnowsTheShellsWords(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/bin/bash"); err != nil {
+		t.Skip("no /bin/bash")
+	}
+	out, err := exec.Command("/bin/bash", "-c", "compgen -b; compgen -k").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(string(out))
+	if len(words) < 50 {
+		t.Fatalf("compgen listed only %d words: %q", len(words), words)
+	}
+	for _, w := range words {
+		if !shellWords[w] {
+			t.Errorf("bash's %q is missing from shellWords", w)
+		}
+		if Stateless(w+" x", nil) && !slices.Contains([]string{"true", "false", "echo", "pwd", "test", "type"}, w) {
+			t.Errorf("Stateless(%q) = true for a builtin that may change state", w+" x")
+		}
+	}
+}
