@@ -190,8 +190,8 @@ func Start(c Command) (*Process, error) {
 	// exec's per-call work (copying the environment into a map to deduplicate it,
 	// opening /dev/null) is not needed here.
 	proc, err := os.StartProcess(c.Shell, append([]string{filepath.Base(c.Shell)}, args...), &os.ProcAttr{
-		Dir: c.Dir,
-		Env: env,
+		Dir:   c.Dir,
+		Env:   env,
 		Files: childFiles,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
