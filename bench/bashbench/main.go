@@ -2,7 +2,9 @@
 // tool running `true`, called over STDIO, next to spawning `/bin/bash -c true` directly,
 // and prints both with the difference and the ratio.
 //
-// Usage: go run ./bench/bashbench -boris ./boris [-n 2000] [-command true]
+// Usage: go run ./bench/bashbench -boris ./boris[,./other-boris] [-n 2000] [-command true]
+//
+// With several binaries, calls to each alternate too, to compare builds.
 //
 // The client is deliberately minimal (one JSON-RPC line out, one line back, after the MCP
 // handshake), so that its own cost stays out of the figure. The two kinds of run
@@ -23,7 +25,7 @@ import (
 )
 
 func main() {
-	boris := flag.String("boris", "", "path to a built boris binary (required)")
+	boris := flag.String("boris", "", "paths of built boris binaries, comma-separated (required)")
 	n := flag.Int("n", 2000, "timed calls of each kind")
 	command := flag.String("command", "true", "the command to run")
 	shell := flag.String("shell", "/bin/bash", "the shell spawned directly")
@@ -31,11 +33,15 @@ func main() {
 	if *boris == "" {
 		log.Fatal("-boris is required")
 	}
-	c, err := start(*boris)
-	if err != nil {
-		log.Fatal(err)
+	var clients []*client
+	for _, path := range strings.Split(*boris, ",") {
+		c, err := start(path)
+		if err != nil {
+			log.Fatalf("%s: %v", path, err)
+		}
+		defer c.close()
+		clients = append(clients, c)
 	}
-	defer c.close()
 
 	call, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -44,7 +50,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	viaBoris := func() time.Duration {
+	viaBoris := func(c *client) time.Duration {
 		t := time.Now()
 		reply, err := c.roundTrip(call)
 		d := time.Since(t)
@@ -63,20 +69,27 @@ func main() {
 		}
 		return time.Since(t)
 	}
-	for range 100 { // warm up both
-		viaBoris()
+	for range 100 { // warm up
+		for _, c := range clients {
+			viaBoris(c)
+		}
 		direct()
 	}
-	var b, d []time.Duration
+	b := make([][]time.Duration, len(clients))
+	var d []time.Duration
 	for range *n {
-		b = append(b, viaBoris())
+		for i, c := range clients {
+			b[i] = append(b[i], viaBoris(c))
+		}
 		d = append(d, direct())
 	}
-	mb, md := median(b), median(d)
-	fmt.Printf("%-40s %8s\n", "case", "median")
-	fmt.Printf("%-40s %8.3f ms\n", fmt.Sprintf("%s -c %s, spawned directly", *shell, *command), ms(md))
-	fmt.Printf("%-40s %8.3f ms\n", fmt.Sprintf("bash tool %q over STDIO", *command), ms(mb))
-	fmt.Printf("Boris adds %.3f ms per call: %.2fx the direct spawn\n", ms(mb-md), float64(mb)/float64(md))
+	md := median(d)
+	fmt.Printf("%-50s %8s %8s %6s\n", "case", "median", "added", "ratio")
+	fmt.Printf("%-50s %8.3f ms\n", fmt.Sprintf("%s -c %s, spawned directly", *shell, *command), ms(md))
+	for i, c := range clients {
+		mb := median(b[i])
+		fmt.Printf("%-50s %8.3f ms %8.3f %5.2fx\n", fmt.Sprintf("bash %q over STDIO (%s)", *command, c.cmd.Path), ms(mb), ms(mb-md), float64(mb)/float64(md))
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

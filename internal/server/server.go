@@ -74,7 +74,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		SchemaCache: mcp.NewSchemaCache(),
 	})
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
-	s.mcp.AddReceivingMiddleware(tools.ArgumentErrors, s.audit)
+	s.mcp.AddReceivingMiddleware(s.audit)
 	return s, nil
 }
 

@@ -61,11 +61,11 @@ For servers, watchers and other long jobs, set run_in_background: the call retur
 Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
 
 func addBash(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "bash",
 		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, coded(h.bash))
+	}, h.bash)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -23,13 +23,13 @@ const createFileDescription = "Create a file, or overwrite an existing file comp
 	"To change part of an existing file, use str_replace instead."
 
 func addCreateFile(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "create_file",
 		Title:       "Create or overwrite a file",
 		Description: createFileDescription + ifViewRule(h, " A file written here can be edited with str_replace without viewing it first.", ""),
 		InputSchema: schemaFor[CreateFileArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Create or overwrite a file", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
-	}, coded(h.createFile))
+	}, h.createFile)
 }
 
 func (h *handlers) createFile(_ context.Context, req *mcp.CallToolRequest, in CreateFileArgs) (*mcp.CallToolResult, any, error) {

@@ -54,13 +54,13 @@ func addEditor(s *mcp.Server, h *handlers) {
 			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
 		}
 	}
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
 		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", "")),
 		InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
-	}, coded(h.editor))
+	}, h.editor)
 }
 
 func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in EditorArgs) (*mcp.CallToolResult, any, error) {

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,41 +76,7 @@ func errorResult(err error) *mcp.CallToolResult {
 	}
 }
 
-// coded turns a handler's plain errors into isError results with a code. Protocol errors
-// never come from handlers: a tool failure is data for the model.
-func coded[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		res, out, err := h(ctx, req, in)
-		if err != nil {
-			var zero Out
-			return errorResult(err), zero, nil
-		}
-		return res, out, nil
-	}
-}
-
 // text is a plain successful result.
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-}
-
-// ArgumentErrors is receiving middleware that gives the SDK's own argument-validation
-// failures (wrong types, unknown or missing fields) the same shape as tool errors: an
-// INVALID_ARGUMENT code and a hint. Errors from handlers already carry a code.
-func ArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		r, ok := res.(*mcp.CallToolResult)
-		if err != nil || !ok || !r.IsError || r.Meta["code"] != nil || len(r.Content) != 1 {
-			return res, err
-		}
-		tc, ok := r.Content[0].(*mcp.TextContent)
-		if !ok {
-			return res, err
-		}
-		name := req.(*mcp.CallToolRequest).Params.Name
-		tc.Text = fmt.Sprintf("%s: %s; check the argument names and types in the %s tool's input schema", CodeInvalidArgument, tc.Text, name)
-		r.Meta = mcp.Meta{"code": string(CodeInvalidArgument)}
-		return r, nil
-	}
 }

@@ -44,13 +44,13 @@ func addFind(s *mcp.Server, h *handlers) {
 	if err != nil {
 		panic(err) // the args struct is wrong: a programmer mistake
 	}
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "find",
 		Title:       "Find files by glob",
 		Description: findDescription,
 		InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
-	}, coded(h.find))
+	}, h.find)
 }
 
 func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindArgs) (*mcp.CallToolResult, any, error) {

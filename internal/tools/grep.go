@@ -62,13 +62,13 @@ func addGrep(s *mcp.Server, h *handlers) {
 	}
 	typ := schema.Properties["type"]
 	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "grep",
 		Title:       "Search file contents",
 		Description: grepDescription,
 		InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
-	}, coded(h.grep))
+	}, h.grep)
 }
 
 func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepArgs) (*mcp.CallToolResult, any, error) {

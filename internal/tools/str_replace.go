@@ -27,7 +27,7 @@ const strReplaceDescription = "Replace text in a file.\n\n" +
 	"The result shows the edited lines with their numbers. When old_str is not found, the error shows the closest lines of the file with the differences quoted; when it matches several places, their line numbers."
 
 func addStrReplace(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:  "str_replace",
 		Title: "Replace text in a file",
 		Description: fmt.Sprintf(strReplaceDescription, ifViewRule(h,
@@ -35,7 +35,7 @@ func addStrReplace(s *mcp.Server, h *handlers) {
 			"If the file changed on disk since you last viewed it, the edit is still made when old_str matches exactly once, and the result says so.\n\n")),
 		InputSchema: schemaFor[StrReplaceArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Replace text in a file", DestructiveHint: new(true), OpenWorldHint: new(false)},
-	}, coded(h.strReplace))
+	}, h.strReplace)
 }
 
 func (h *handlers) strReplace(_ context.Context, req *mcp.CallToolRequest, in StrReplaceArgs) (*mcp.CallToolResult, any, error) {

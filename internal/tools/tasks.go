@@ -61,29 +61,29 @@ type TaskInfo struct {
 }
 
 func addTaskOutput(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name: "task_output",
 		Description: `Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
 Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop. Each stream's new output has a budget of 30000 characters; past it the head and tail are shown with a marker naming the file that holds the full output. Finished tasks are kept for a while after they end, then forgotten.`,
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
-	}, coded(h.taskOutput))
+	}, h.taskOutput)
 }
 
 func addTaskKill(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "task_kill",
 		Description: `Stop a background task started by bash with run_in_background: its whole process group gets SIGTERM, then SIGKILL after a grace period. Returns its final status and any output not yet read. Killing a task that already ended is not an error.`,
 		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: ptr(true)},
-	}, coded(h.taskKill))
+	}, h.taskKill)
 }
 
 func addTaskList(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "task_list",
 		Description: `List this session's background tasks with their command, status and running time. Tasks end when the session closes.`,
 		Annotations: &mcp.ToolAnnotations{Title: "List background tasks", ReadOnlyHint: true},
-	}, coded(h.taskList))
+	}, h.taskList)
 }
 
 func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in TaskOutputArgs) (*mcp.CallToolResult, *TaskResult, error) {

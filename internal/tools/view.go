@@ -35,13 +35,13 @@ const viewDescription = "Read a file or list a directory.\n\n" +
 const viewRuleNote = " Viewing a file is what lets you edit it with str_replace."
 
 func addView(s *mcp.Server, h *handlers) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
 		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
 		InputSchema: schemaFor[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
-	}, coded(h.view))
+	}, h.view)
 }
 
 func (h *handlers) view(_ context.Context, req *mcp.CallToolRequest, in ViewArgs) (*mcp.CallToolResult, any, error) {
