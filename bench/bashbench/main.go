@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -108,8 +107,9 @@ type client struct {
 }
 
 func start(path string) (*client, error) {
-	cmd := exec.Command(path, "--transport", "stdio", "--log-level", "error")
-	cmd.Stderr = os.Stderr
+	// Default flags, as users run it: the audit log (info level) goes to stderr, here
+	// discarded.
+	cmd := exec.Command(path, "--transport", "stdio")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -75,22 +75,31 @@ func (f OutputFunc) on(s Stream) func([]byte) {
 type Process struct {
 	Stdout, Stderr *Output
 
-	proc   *os.Process
+	pid    int
 	pgid   int
 	start  time.Time
 	report *os.File // the state report, written by the shell as it exits
 	grace  time.Duration
 	drain  time.Duration
-	pipes  []*os.File // read ends
-	env    []string   // the environment it started with
-	mark   string     // its BORIS_RUN value, or ""
+	env    []string // the environment it started with
+	mark   string   // its BORIS_RUN value, or ""
 
-	exited      chan struct{}    // closed once the shell is reaped
-	state       *os.ProcessState // how it ended, once exited is closed; nil if lost
-	exitedAt    time.Time
-	readers     atomic.Int32  // pipes still being read
+	// The command's output and exit are watched with poll(2) from the goroutine in
+	// [Process.Wait] (see pump.go): no reader goroutines, no netpoller round trips.
+	pipes  [2]int // read ends of stdout and stderr; -1 once at EOF or closed
+	pidfd  int    // readable once the shell has exited; -1 where pidfds are missing
+	wakeFD int    // an eventfd that interrupts the poll
+
+	exited   chan struct{}      // closed once the shell is reaped
+	status   syscall.WaitStatus // how it ended, once exited is closed
+	lost     bool               // the status could not be had
+	exitedAt time.Time
+
+	waited      chan struct{} // closed when Wait returns
 	readersDone chan struct{} // closed once both pipes reached EOF or were closed
+	quit        atomic.Bool   // tells the goroutine draining a lingering command's pipes to stop
 
+	fdMu      sync.RWMutex // held to write to wakeFD, and to close it
 	stopOnce  sync.Once
 	closeOnce sync.Once
 }
@@ -143,7 +152,13 @@ func Start(c Command) (*Process, error) {
 		Stderr:      NewOutput(spill("stderr"), c.OnOutput.on(Stderr)),
 		grace:       c.Grace,
 		drain:       c.Drain,
+		env:         c.Env,
+		mark:        c.Mark,
+		pipes:       [2]int{-1, -1},
+		pidfd:       -1,
+		wakeFD:      -1,
 		exited:      make(chan struct{}),
+		waited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
 	args, env, reported, err := wrap(c)
@@ -155,142 +170,116 @@ func Start(c Command) (*Process, error) {
 		return nil, err
 	}
 	// The report goes to a file, not a pipe: it is complete once the shell has exited,
-	// so reading it needs no goroutine, no wakeup per write and no wait for an EOF that a
-	// leftover process could hold back.
-	var report *os.File
+	// so reading it needs no wakeup per write and no wait for an EOF that a leftover
+	// process could hold back.
 	if reported {
-		if report, err = newReportFile(c.StateDir); err != nil {
+		if p.report, err = newReportFile(c.StateDir); err != nil {
 			return nil, err
 		}
 	}
-	var files [4]*os.File // out and err pipes: read and write ends
-	closeAll := func() {
-		if report != nil {
-			report.Close()
-		}
-		for _, f := range files {
-			if f != nil {
-				f.Close()
-			}
-		}
+	writeEnds := [2]int{-1, -1}
+	fail := func(err error) (*Process, error) {
+		closeFD(&writeEnds[0])
+		closeFD(&writeEnds[1])
+		p.closeFDs()
+		return nil, err
 	}
-	for i := 0; i < len(files); i += 2 {
-		if files[i], files[i+1], err = os.Pipe(); err != nil {
-			closeAll()
-			return nil, err
+	for i := range p.pipes {
+		var fds [2]int
+		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+			return fail(fmt.Errorf("creating a pipe: %w", err))
 		}
+		p.pipes[i], writeEnds[i] = fds[0], fds[1]
 	}
-	outR, outW, errR, errW := files[0], files[1], files[2], files[3]
+	if p.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return fail(fmt.Errorf("creating an eventfd: %w", err))
+	}
 	// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
-	childFiles := []*os.File{devNull, outW, errW}
-	if report != nil {
-		childFiles = append(childFiles, report)
+	files := []uintptr{devNull.Fd(), uintptr(writeEnds[0]), uintptr(writeEnds[1])}
+	if p.report != nil {
+		files = append(files, p.report.Fd())
 	}
-	// os.StartProcess rather than exec.Cmd: the files go to the child as they are, and
-	// exec's per-call work (copying the environment into a map to deduplicate it,
-	// opening /dev/null) is not needed here.
-	proc, err := os.StartProcess(c.Shell, append([]string{filepath.Base(c.Shell)}, args...), &os.ProcAttr{
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if pidfdsWork() {
+		sys.PidFD = &p.pidfd
+	}
+	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
+	// watched through the pidfd, and exec's per-call work (copying the environment into
+	// a map to deduplicate it, opening /dev/null) is not needed here.
+	pid, err := syscall.ForkExec(c.Shell, append([]string{filepath.Base(c.Shell)}, args...), &syscall.ProcAttr{
 		Dir:   c.Dir,
 		Env:   env,
-		Files: childFiles,
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Files: files,
+		Sys:   sys,
 	})
-	outW.Close()
-	errW.Close()
 	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("starting %s: %w", c.Shell, err)
+		return fail(fmt.Errorf("starting %s in %s: %w", c.Shell, c.Dir, err))
 	}
-	p.proc, p.pgid, p.start, p.env, p.mark = proc, proc.Pid, time.Now(), c.Env, c.Mark
-	p.pipes = []*os.File{outR, errR}
-	p.report = report
-
-	p.readers.Store(2)
-	go p.copyOut(p.Stdout, outR)
-	go p.copyOut(p.Stderr, errR)
-	go func() {
-		p.state, _ = proc.Wait()
-		p.exitedAt = time.Now()
-		close(p.exited)
-	}()
+	closeFD(&writeEnds[0])
+	closeFD(&writeEnds[1])
+	p.pid, p.pgid, p.start = pid, pid, time.Now()
+	if p.pidfd < 0 {
+		// No pidfd: a goroutine waits instead, and wakes the poll once the shell is reaped.
+		go func() {
+			var ws syscall.WaitStatus
+			err := wait4(pid, &ws)
+			p.setExited(ws, err != nil)
+			p.wake()
+		}()
+	}
 	return p, nil
 }
 
-// copyOut copies a pipe into out until EOF or until the pipe is closed; the last reader
-// to finish closes readersDone.
-func (p *Process) copyOut(out *Output, r *os.File) {
-	// A plain loop, not io.CopyBuffer: *os.File has WriteTo, which would ignore buf and
-	// allocate its own.
-	buf := buffers.Get().(*[]byte)
-	for {
-		n, err := r.Read(*buf)
-		if n > 0 {
-			_, _ = out.Write((*buf)[:n])
-		}
-		if err != nil {
-			break
-		}
-	}
-	buffers.Put(buf)
-	if p.readers.Add(-1) == 0 {
-		close(p.readersDone)
-	}
-}
-
-// buffers recycles copy buffers: a call that prints nothing should not cost 64 kB.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // PGID returns the command's process group id.
 func (p *Process) PGID() int { return p.pgid }
-
-// Exited is closed once the shell has exited.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Wait waits for the shell to exit, or, when ctx is done first, stops the whole group
 // ([Process.Stop]) and records context.Cause(ctx) as the reason. It returns once the
 // shell has exited and its output is read, waiting at most the drain time for pipes
 // that processes left behind keep open. Output written after Wait returns is discarded.
+// Wait must be called exactly once: it is what reads the output and reaps the shell.
 func (p *Process) Wait(ctx context.Context) Result {
+	defer close(p.waited)
 	var res Result
-	select {
-	case <-p.exited:
-	case <-ctx.Done():
+	var stopCause error
+	stopped := make(chan struct{})
+	watching := context.AfterFunc(ctx, func() {
+		defer p.wake()
+		defer close(stopped)
 		select {
 		case <-p.exited: // it finished at the same moment: not stopped
 		default:
-			res.Stopped = context.Cause(ctx)
+			stopCause = context.Cause(ctx)
 			p.Stop()
 		}
+	})
+	p.pump(func() bool { return isClosed(p.exited) }, time.Time{})
+	if !watching() {
+		// The group is being stopped: keep reading until that is done.
+		p.pump(func() bool { return isClosed(stopped) }, time.Time{})
+		res.Stopped = stopCause
 	}
-	<-p.exited
-	held := false
-	select {
-	case <-p.readersDone:
-	default:
-		t := time.NewTimer(p.drain)
-		select {
-		case <-p.readersDone:
-		case <-t.C:
-			held = true
-		}
-		t.Stop()
-	}
+	held := !p.pump(p.readAll, time.Now().Add(p.drain))
 	p.Stdout.Close()
 	p.Stderr.Close()
+	if held {
+		// Something the command left running keeps the pipes open: drain them, without
+		// keeping what they carry, so that it never blocks on a full pipe.
+		go p.discard()
+	} else {
+		close(p.readersDone)
+	}
 
 	res.Duration = p.exitedAt.Sub(p.start)
-	var ws syscall.WaitStatus
-	if p.state != nil {
-		ws, _ = p.state.Sys().(syscall.WaitStatus)
-	}
 	switch {
-	case p.state == nil:
+	case p.lost:
 		res.ExitCode = -1 // the status was lost: nothing to report but that
-	case ws.Signaled():
-		res.ExitCode = 128 + int(ws.Signal())
-		res.Signal = signalName(ws.Signal())
+	case p.status.Signaled():
+		res.ExitCode = 128 + int(p.status.Signal())
+		res.Signal = signalName(p.status.Signal())
 	default:
-		res.ExitCode = ws.ExitStatus()
+		res.ExitCode = p.status.ExitStatus()
 	}
 	// The shell wrote the report before it exited: it is complete, or it never comes.
 	// A stateless script has none: nothing changed.
@@ -338,25 +327,18 @@ func (p *Process) Close() {
 	p.Release()
 }
 
-// Release stops reading the command's output once the shell has exited, and frees the
-// pipes, without stopping anything the command left running.
+// Release stops reading the command's output once [Process.Wait] has returned, and
+// frees the pipes, without stopping anything the command left running.
 func (p *Process) Release() {
 	p.closeOnce.Do(func() {
-		<-p.exited
-		select {
-		case <-p.readersDone:
-		case <-time.After(p.drain):
-			// Something outside the group (setsid) holds the pipes: stop reading.
-		}
-		for _, f := range p.pipes {
-			_ = f.Close()
-		}
+		<-p.waited
+		p.quit.Store(true)
+		p.wake()
+		<-p.readersDone
+		p.closeFDs()
 		if p.report != nil {
 			_ = p.report.Close()
 		}
-		<-p.readersDone
-		p.Stdout.Close()
-		p.Stderr.Close()
 		reap(p.pgid)
 	})
 }
