@@ -230,7 +230,6 @@ func Start(c Command) (*Process, error) {
 	return p, nil
 }
 
-
 // PGID returns the command's process group id.
 func (p *Process) PGID() int { return p.pgid }
 
