@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ var auditShown = map[string]bool{
 func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || method != "tools/call" {
+		if !ok || method != "tools/call" || !s.log.Enabled(ctx, slog.LevelInfo) {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
