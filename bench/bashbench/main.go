@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os/exec"
 	"slices"
@@ -101,9 +102,10 @@ func median(ds []time.Duration) time.Duration {
 
 // client speaks newline-delimited JSON-RPC to a boris process over its stdin and stdout.
 type client struct {
-	cmd *exec.Cmd
-	in  *bufio.Writer
-	out *bufio.Reader
+	cmd   *exec.Cmd
+	stdin io.Closer
+	in    *bufio.Writer
+	out   *bufio.Reader
 }
 
 func start(path string) (*client, error) {
@@ -121,7 +123,7 @@ func start(path string) (*client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &client{cmd: cmd, in: bufio.NewWriter(stdin), out: bufio.NewReaderSize(stdout, 1<<20)}
+	c := &client{cmd: cmd, stdin: stdin, in: bufio.NewWriter(stdin), out: bufio.NewReaderSize(stdout, 1<<20)}
 	if _, err := c.roundTrip([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bashbench","version":"1"}}}`)); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -153,7 +155,16 @@ func (c *client) roundTrip(line []byte) (string, error) {
 	}
 }
 
+// close ends the session the way a client should, by closing boris's stdin, so that it
+// cleans up after itself; it is killed if it has not exited within a few seconds.
 func (c *client) close() {
-	_ = c.cmd.Process.Kill()
-	_ = c.cmd.Wait()
+	_ = c.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
 }
