@@ -43,3 +43,15 @@ func cpuPerOp(b *testing.B) func() {
 		b.ReportMetric((d(c0.Utime, c1.Utime)+d(c0.Stime, c1.Stime))/n, "child-µs/op")
 	}
 }
+
+func BenchmarkRunCd(b *testing.B) {
+	c := Command{Shell: "/bin/bash", Script: "cd .", Dir: b.TempDir(), Env: os.Environ(), StateDir: b.TempDir()}
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		p, _, err := Run(b.Context(), c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close()
+	}
+}

@@ -1,10 +1,12 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,10 +26,12 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 	if tt.InputSchema == nil {
 		tt.InputSchema = mustSchema(reflect.TypeFor[In]())
 	}
-	input, err := tt.InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	schema := tt.InputSchema.(*jsonschema.Schema)
+	input, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		panic(fmt.Errorf("tool %s: input schema: %w", t.Name, err))
 	}
+	quick := newQuickCheck(schema)
 	// A typed nil result is shown as the zero value of what it points to, never null.
 	var zeroOut any
 	if rt := reflect.TypeFor[Out](); rt != reflect.TypeFor[any]() {
@@ -40,7 +44,7 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 		}
 	}
 	s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		in, err := decodeArgs[In](req.Params.Arguments, input)
+		in, err := decodeArgs[In](req.Params.Arguments, quick, input)
 		if err != nil {
 			return errorResult(errorf(CodeInvalidArgument, "%v; check the argument names and types in the %s tool's input schema", err, t.Name)), nil
 		}
@@ -70,16 +74,20 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 }
 
 // decodeArgs validates the arguments against the input schema, then decodes them.
-func decodeArgs[In any](args json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+// Arguments that pass the quick check are decoded at once; the others are validated
+// in full, which also words the error.
+func decodeArgs[In any](args json.RawMessage, quick quickCheck, schema *jsonschema.Resolved) (In, error) {
 	var in In
-	m := map[string]any{}
-	if len(args) > 0 {
-		if err := json.Unmarshal(args, &m); err != nil {
-			return in, fmt.Errorf("validating \"arguments\": arguments must be a JSON object: %v", err)
+	if !quick.passes(args) {
+		m := map[string]any{}
+		if len(args) > 0 {
+			if err := json.Unmarshal(args, &m); err != nil {
+				return in, fmt.Errorf("validating \"arguments\": arguments must be a JSON object: %v", err)
+			}
 		}
-	}
-	if err := schema.Validate(m); err != nil {
-		return in, fmt.Errorf("validating \"arguments\": %v", err)
+		if err := schema.Validate(m); err != nil {
+			return in, fmt.Errorf("validating \"arguments\": %v", err)
+		}
 	}
 	if len(args) > 0 {
 		// Names match exactly: validation refused any other spelling.
@@ -88,6 +96,93 @@ func decodeArgs[In any](args json.RawMessage, schema *jsonschema.Resolved) (In, 
 		}
 	}
 	return in, nil
+}
+
+// quickCheck validates the common case without the general validator, which costs
+// tens of microseconds a call (and a deep stack) for a handful of plain values. It
+// knows the properties whose schema is a bare type (string, integer, number, boolean),
+// and passes arguments that hold only such properties, each of its type, and every
+// required one. Anything else goes to the full validation.
+type quickCheck struct {
+	types    map[string]string // property name → JSON type, for bare-typed properties
+	required []string
+}
+
+func newQuickCheck(s *jsonschema.Schema) quickCheck {
+	q := quickCheck{types: map[string]string{}, required: s.Required}
+	if !onlyKeys(s, "type", "description", "title", "properties", "required", "additionalProperties") || s.Type != "object" {
+		q.types = nil // constraints on the whole object: always validate in full
+		return q
+	}
+	for name, p := range s.Properties {
+		switch p.Type {
+		case "string", "integer", "number", "boolean":
+			if onlyKeys(p, "type", "description", "title") {
+				q.types[name] = p.Type
+			}
+		}
+	}
+	return q
+}
+
+// onlyKeys reports whether s, as JSON, sets no keyword but those listed.
+func onlyKeys(s *jsonschema.Schema, keys ...string) bool {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return false
+	}
+	for k := range m {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func (q quickCheck) passes(args json.RawMessage) bool {
+	if q.types == nil {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &m); err != nil {
+			return false
+		}
+	}
+	for name, v := range m {
+		if t, ok := q.types[name]; !ok || !isJSONType(v, t) {
+			return false
+		}
+	}
+	for _, name := range q.required {
+		if _, ok := m[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// isJSONType reports whether the JSON value v is plainly of type t. Integers written
+// with a fraction or an exponent are left to the full validation.
+func isJSONType(v json.RawMessage, t string) bool {
+	if len(v) == 0 {
+		return false
+	}
+	switch t {
+	case "string":
+		return v[0] == '"'
+	case "boolean":
+		return string(v) == "true" || string(v) == "false"
+	case "number":
+		return v[0] == '-' || v[0] >= '0' && v[0] <= '9'
+	case "integer":
+		return (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && !bytes.ContainsAny(v, ".eE")
+	}
+	return false
 }
 
 func mustSchema(t reflect.Type) *jsonschema.Schema {
