@@ -10,16 +10,19 @@ import "strings"
 //
 // The test is deliberately narrow; anything it does not understand is not stateless.
 // The shell's state changes only through a builtin, a keyword, an assignment or an
-// expansion that assigns, run in the shell process itself. So a stateless script is one
-// pipeline of plain commands:
-//   - no list separators (; & && || newline), subshells, groups, substitutions,
-//     parameter or arithmetic expansions, escapes or comments: only words, quotes,
-//     pipes, redirections and globs;
+// expansion that assigns, run in the shell process itself. So a stateless script is a
+// list of plain commands:
+//   - only words, quotes, globs, redirections, pipes and the list operators
+//     (; & && || newline): no subshells, groups, substitutions, parameter or arithmetic
+//     expansions, escapes, comments or here-documents;
 //   - every command's name is a plain word that names no builtin or keyword, except the
 //     few that change nothing (true, false, echo, pwd, test, type), and assigns nothing;
 //   - no double-quoted text holds $, ` or \;
 //   - the environment carries no startup file, shell options or functions that could
 //     run code before the script (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, BASH_FUNC_*).
+//
+// A syntax error part way through changes nothing either: the commands run before it
+// are plain ones.
 func Stateless(script string, env []string) bool {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -29,27 +32,32 @@ func Stateless(script string, env []string) bool {
 		}
 	}
 	s := strings.Trim(script, " \t\n")
-	if s == "" {
+	if s == "" || strings.Contains(s, "<<") {
 		return false
 	}
 	commandStart := true // the next word names a command
+	last := ""           // the last operator
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c == ' ' || c == '\t':
+		case isBlank(c):
 			i++
-		case c == '|':
-			if commandStart || i+1 < len(s) && s[i+1] == '|' {
-				return false // an empty command, or a list rather than a pipeline
+		case isOperator(s[i:]):
+			op := s[i : i+1]
+			if strings.HasPrefix(s[i:], "&&") || strings.HasPrefix(s[i:], "||") {
+				op = s[i : i+2]
 			}
-			commandStart = true
-			i++
+			if commandStart {
+				return false // an empty command: a leading or doubled operator
+			}
+			commandStart, last = true, op
+			i += len(op)
 		case commandStart:
 			end := i
 			for end < len(s) && isCommandNameByte(s[end]) {
 				end++
 			}
-			if end == i || end < len(s) && !isBlank(s[end]) && s[end] != '|' {
+			if end == i || end < len(s) && !isBlank(s[end]) && !isOperator(s[end:]) {
 				return false // quoted, expanded, assigned or redirected: not plain
 			}
 			if name := s[i:end]; shellWords[name] && !harmlessBuiltins[name] {
@@ -65,14 +73,27 @@ func Stateless(script string, env []string) bool {
 			i += n
 		}
 	}
-	return !commandStart // a trailing | continues on the next line
+	// A script may end with ; or &, but not with |, && or ||, which continue it.
+	return !commandStart || last == ";" || last == "&"
+}
+
+// isOperator reports whether s starts with a pipe or list operator: | || & && ; or a
+// newline. & followed by > starts a redirection (&>file), not an operator.
+func isOperator(s string) bool {
+	switch s[0] {
+	case '|', ';', '\n':
+		return true
+	case '&':
+		return len(s) == 1 || s[1] != '>'
+	}
+	return false
 }
 
 // argumentLength returns the length of the argument word (or redirection) at the start of
 // s, or 0 if it holds anything Stateless does not accept.
 func argumentLength(s string) int {
 	i := 0
-	for i < len(s) && !isBlank(s[i]) && s[i] != '|' {
+	for i < len(s) && !isBlank(s[i]) {
 		c := s[i]
 		switch {
 		case c == '\'':
@@ -87,20 +108,17 @@ func argumentLength(s string) int {
 				return 0
 			}
 			i += end + 2
-		case c == '&':
-			// Only inside a redirection: 2>&1, >&2, &>file. A lone & ends a command.
-			if !(i > 0 && s[i-1] == '>' || i+1 < len(s) && s[i+1] == '>') {
-				return 0
-			}
-			i++
-		case c >= 0x80 || isCommandNameByte(c) || strings.IndexByte("=,:@%^~<>*?[]", c) >= 0:
-			i++
+		case c == '&' && i > 0 && s[i-1] == '>':
+			i++ // 2>&1, >&2
+		case c == '|' && i > 0 && s[i-1] == '>':
+			return 0 // >| clobber: keep it simple
+		case isOperator(s[i:]):
+			return i
+		case c >= 0x80 || isCommandNameByte(c) || strings.IndexByte("=,:@%^~<>*?[]&", c) >= 0:
+			i++ // & here is &> (isOperator took the rest)
 		default:
 			return 0
 		}
-	}
-	if i < len(s) && s[i] == '|' && i > 0 && s[i-1] == '>' {
-		return 0 // >| clobber: keep it simple
 	}
 	return i
 }
