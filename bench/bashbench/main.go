@@ -1,6 +1,7 @@
 // Command bashbench measures what Boris adds to running a command: it times the bash
 // tool running `true`, called over STDIO, next to spawning `/bin/bash -c true` directly,
-// and prints both with the difference and the ratio.
+// and prints both with the difference and the ratio, along with a call that starts no
+// process (task_list), which is the protocol's share.
 //
 // Usage: go run ./bench/bashbench -boris ./boris[,./other-boris] [-n 2000] [-command true]
 //
@@ -43,25 +44,8 @@ func main() {
 		clients = append(clients, c)
 	}
 
-	call, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-		"params": map[string]any{"name": "bash", "arguments": map[string]any{"command": *command}},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	viaBoris := func(c *client) time.Duration {
-		t := time.Now()
-		reply, err := c.roundTrip(call)
-		d := time.Since(t)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if strings.Contains(reply, `"isError":true`) || strings.Contains(reply, `"error":{`) {
-			log.Fatalf("the call failed: %s", reply)
-		}
-		return d
-	}
+	bash := request("bash", map[string]any{"command": *command})
+	noop := request("task_list", map[string]any{})
 	direct := func() time.Duration {
 		t := time.Now()
 		if err := exec.Command(*shell, "-c", *command).Run(); err != nil {
@@ -71,25 +55,41 @@ func main() {
 	}
 	for range 100 { // warm up
 		for _, c := range clients {
-			viaBoris(c)
+			c.timeCall(bash)
+			c.timeCall(noop)
 		}
 		direct()
 	}
-	b := make([][]time.Duration, len(clients))
-	var d []time.Duration
+	viaBash := make([][]time.Duration, len(clients))
+	viaNoop := make([][]time.Duration, len(clients))
+	var spawned []time.Duration
 	for range *n {
 		for i, c := range clients {
-			b[i] = append(b[i], viaBoris(c))
+			viaBash[i] = append(viaBash[i], c.timeCall(bash))
+			viaNoop[i] = append(viaNoop[i], c.timeCall(noop))
 		}
-		d = append(d, direct())
+		spawned = append(spawned, direct())
 	}
-	md := median(d)
-	fmt.Printf("%-50s %8s %8s %6s\n", "case", "median", "added", "ratio")
-	fmt.Printf("%-50s %8.3f ms\n", fmt.Sprintf("%s -c %s, spawned directly", *shell, *command), ms(md))
+	md := median(spawned)
+	fmt.Printf("%-58s %9s %9s %6s\n", "case (median of each)", "per call", "added", "ratio")
+	fmt.Printf("%-58s %6.3f ms\n", fmt.Sprintf("%s -c %q, spawned directly", *shell, *command), ms(md))
 	for i, c := range clients {
-		mb := median(b[i])
-		fmt.Printf("%-50s %8.3f ms %8.3f %5.2fx\n", fmt.Sprintf("bash %q over STDIO (%s)", *command, c.cmd.Path), ms(mb), ms(mb-md), float64(mb)/float64(md))
+		mb := median(viaBash[i])
+		fmt.Printf("%-58s %6.3f ms %6.3f ms %5.2fx\n", fmt.Sprintf("bash tool %q over STDIO (%s)", *command, c.cmd.Path), ms(mb), ms(mb-md), float64(mb)/float64(md))
+		fmt.Printf("%-58s %6.3f ms\n", fmt.Sprintf("  a call that starts no process: task_list (%s)", c.cmd.Path), ms(median(viaNoop[i])))
 	}
+}
+
+// request returns a tools/call request line.
+func request(tool string, args map[string]any) []byte {
+	b, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return b
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -137,6 +137,20 @@ func (c *client) send(line []byte) error {
 	c.in.Write(line)
 	c.in.WriteByte('\n')
 	return c.in.Flush()
+}
+
+// timeCall times one successful call.
+func (c *client) timeCall(call []byte) time.Duration {
+	t := time.Now()
+	reply, err := c.roundTrip(call)
+	d := time.Since(t)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if strings.Contains(reply, `"isError":true`) || strings.Contains(reply, `"error":{`) {
+		log.Fatalf("the call failed: %s", reply)
+	}
+	return d
 }
 
 // roundTrip sends a request and returns the next line that is not a notification.

@@ -1,0 +1,10 @@
+#!/bin/sh
+# What Boris adds to running a command: the bash tool running `true`, called over STDIO by
+# a minimal MCP client, next to spawning /bin/bash -c true directly (medians, alternating).
+# Usage: bench/bash.sh [-n CALLS] [-command CMD]
+set -eu
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CGO_ENABLED=0 go build -trimpath -o "$tmp/boris" ./cmd/boris
+go run ./bench/bashbench -boris "$tmp/boris" "$@"
