@@ -106,29 +106,88 @@ func (m *messages) feed(b []byte, count func(requests, replies int)) {
 	}
 }
 
+// classify counts the requests (a method and an id that is not null) and the replies (an
+// id, no method) in one line: a message, or a batch of them. It scans the line rather than
+// decoding it, so that a multi-megabyte message costs one pass and no copy. A line that is
+// not valid JSON-RPC may be miscounted; the SDK ends the session on such a line anyway.
 func classify(line []byte) (requests, replies int) {
-	line = bytes.TrimSpace(line)
-	var one struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+	i := skipSpace(line, 0)
+	depth := 1 // the depth at which messages' keys are
+	if i < len(line) && line[i] == '[' {
+		depth = 2
 	}
-	if len(line) > 0 && line[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(line, &batch) == nil {
-			for _, m := range batch {
-				q, r := classify(m)
-				requests, replies = requests+q, replies+r
+	level := 0
+	var hasID, hasMethod bool
+	for i < len(line) {
+		switch c := line[i]; c {
+		case '"':
+			end := stringEnd(line, i)
+			if level == depth {
+				if j := skipSpace(line, end); j < len(line) && line[j] == ':' {
+					v := skipSpace(line, j+1)
+					switch jsonKey(line[i:end]) {
+					case "id":
+						hasID = !bytes.HasPrefix(line[v:], []byte("null"))
+					case "method":
+						hasMethod = true
+					}
+				}
 			}
+			i = end
+		case '{', '[':
+			level++
+			if level == depth && c == '{' {
+				hasID, hasMethod = false, false
+			}
+			i++
+		case '}', ']':
+			if level == depth && c == '}' && hasID {
+				if hasMethod {
+					requests++
+				} else {
+					replies++
+				}
+			}
+			level--
+			i++
+		default:
+			i++
 		}
-		return requests, replies
 	}
-	if json.Unmarshal(line, &one) != nil || len(one.ID) == 0 || string(one.ID) == "null" {
-		return 0, 0
+	return requests, replies
+}
+
+// stringEnd returns the index just past the JSON string starting at line[i].
+func stringEnd(line []byte, i int) int {
+	for j := i + 1; j < len(line); {
+		k := bytes.IndexAny(line[j:], `"\`)
+		if k < 0 {
+			return len(line)
+		}
+		j += k
+		if line[j] == '"' {
+			return j + 1
+		}
+		j += 2 // an escape
 	}
-	if one.Method != "" {
-		return 1, 0
+	return len(line)
+}
+
+// jsonKey returns the text of a quoted JSON string, unescaping it only when it has escapes.
+func jsonKey(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
 	}
-	return 0, 1
+	var s string
+	_ = json.Unmarshal(quoted, &s)
+	return s
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 // drainReader counts the requests it passes on and, at the end of its input, holds back
