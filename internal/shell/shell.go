@@ -182,6 +182,9 @@ func Start(c Command) (*Process, error) {
 		closeFD(&writeEnds[0])
 		closeFD(&writeEnds[1])
 		p.closeFDs()
+		if p.report != nil {
+			_ = p.report.Close()
+		}
 		return nil, err
 	}
 	for i := range p.pipes {

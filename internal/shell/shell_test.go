@@ -244,3 +244,34 @@ echo $pid`)
 		t.Errorf("process %d survived StopMarked", pid)
 	}
 }
+
+// TestStartFailureLeaksNothing: a shell that cannot start costs no descriptors, with or
+// without a state report.
+func TestStartFailureLeaksNothing(t *testing.T) {
+	// Not parallel: it counts this process's open descriptors.
+	if _, err := openDevNull(); err != nil { // opened once and kept
+		t.Fatal(err)
+	}
+	for _, script := range []string{"true", "cd ."} {
+		c := command(t, "/bin/bash", script)
+		c.Dir = filepath.Join(c.Dir, "missing")
+		before := openFDs(t)
+		for range 20 {
+			if _, err := Start(c); err == nil || !strings.Contains(err.Error(), "missing") {
+				t.Fatalf("Start in a missing directory: err = %v, want one naming the directory", err)
+			}
+		}
+		if after := openFDs(t); after != before {
+			t.Errorf("%q: %d descriptors open after 20 failed starts, %d before", script, after, before)
+		}
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(entries)
+}
