@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -78,6 +79,9 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		if !strings.Contains(rest, "/") {
 			pattern = "./" + rest
 		}
+	}
+	if slices.Contains(strings.Split(pattern, "/"), "..") {
+		return nil, nil, errorf(CodeInvalidArgument, "pattern %q goes through '..', but patterns only match below the search path: set path to the directory to search instead (for example path \"..\" with pattern \"**/*.go\")", in.Pattern)
 	}
 	root, shown, err := searchRoot(sess.Cwd(), path, sess.Resolve)
 	if err != nil {

@@ -113,6 +113,8 @@ func TestFind(t *testing.T) {
 			{map[string]any{"pattern": "[a"}, "INVALID_ARGUMENT"},
 			{map[string]any{"pattern": "{a"}, "INVALID_ARGUMENT"},
 			{map[string]any{"pattern": ""}, "INVALID_ARGUMENT"},
+			{map[string]any{"pattern": "../*.go"}, `set path to the directory to search instead`},
+			{map[string]any{"pattern": "sub/../**/*.go"}, `goes through '..'`},
 			{map[string]any{"pattern": "*.go", "type": "link"}, ""},
 		} {
 			res, err := cs.CallTool(t.Context(), callParams("find", tc.args))
