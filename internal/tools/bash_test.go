@@ -315,11 +315,15 @@ func TestBashProgress(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var msgs []string
+	lastSeen := make(chan struct{}) // closed when the last line's notification arrives
 	cs, _ := connect(t, testConfig(t), &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			msgs = append(msgs, req.Params.Message)
 			mu.Unlock()
+			if strings.Contains(req.Params.Message, "late\n") {
+				close(lastSeen)
+			}
 		},
 	})
 	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "for i in $(seq 1 2000); do echo line $i; done; sleep 0.35; echo late"}}
@@ -332,6 +336,13 @@ func TestBashProgress(t *testing.T) {
 	elapsed := time.Since(start)
 	if !strings.Contains(textOf(res), "line 2000\n") {
 		t.Errorf("final result incomplete")
+	}
+	// The client may hand a notification to its handler after the result that followed
+	// it on the wire.
+	select {
+	case <-lastSeen:
+	case <-time.After(10 * time.Second):
+		t.Error("no notification carried the last line")
 	}
 	mu.Lock()
 	defer mu.Unlock()
