@@ -40,7 +40,7 @@ func Stateless(script string, env []string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case isBlank(c):
+		case isBlank(c), c == '\n' && commandStart: // blank lines, a line break after && or |
 			i++
 		case isOperator(s[i:]):
 			op := s[i : i+1]

@@ -34,6 +34,8 @@ func TestStateless(t *testing.T) {
 		"server --port 8080 &",
 		"server & sleep 1; curl localhost:8080",
 		"echo a&b",
+		"make\n\n./app\n",
+		"make &&\n  ./app |\n  tail",
 	}
 	for _, s := range stateless {
 		if !Stateless(s, nil) {
