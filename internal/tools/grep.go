@@ -76,18 +76,9 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	if err != nil {
 		return nil, nil, err
 	}
-	if in.Pattern == "" {
-		return nil, nil, errorf(CodeInvalidArgument, "pattern is empty: give a regular expression (RE2 syntax) such as 'func \\w+Handler'")
-	}
-	if in.After < 0 || in.Before < 0 || in.Around < 0 || in.Context < 0 || in.HeadLimit < 0 || in.Offset < 0 {
-		return nil, nil, errorf(CodeInvalidArgument, "-A, -B, -C, context, head_limit and offset must not be negative")
-	}
-	mode, ok := map[OutputMode]search.Mode{
-		"": search.FilesWithMatches, "files_with_matches": search.FilesWithMatches,
-		"content": search.Content, "count": search.Count,
-	}[in.OutputMode]
-	if !ok {
-		return nil, nil, errorf(CodeInvalidArgument, "output_mode %q is not one of files_with_matches, content, count", in.OutputMode)
+	mode, err := checkGrepArgs(in)
+	if err != nil {
+		return nil, nil, err
 	}
 	root, shown, err := searchRoot(sess.Cwd(), in.Path, sess.Resolve)
 	if err != nil {
@@ -113,40 +104,60 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	if err != nil {
 		return nil, nil, err
 	}
-	rel := relativizer(sess.Cwd(), root, shown)
 	var b strings.Builder
+	if res.MatchedFiles == 0 {
+		what := "matches"
+		if mode == search.FilesWithMatches {
+			what = "files contain a match"
+		}
+		fmt.Fprintf(&b, "No %s for %q in %s\n", what, in.Pattern, shown)
+	} else {
+		writeGrepResult(&b, res, mode, p, relativizer(sess.Cwd(), root, shown), in.LineNums == nil || *in.LineNums, before+after > 0)
+	}
+	b.WriteString(p.note())
+	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
+	return text(b.String()), nil, nil
+}
+
+// checkGrepArgs refuses what the schema cannot, and returns the search mode.
+func checkGrepArgs(in GrepArgs) (search.Mode, error) {
+	if in.Pattern == "" {
+		return 0, errorf(CodeInvalidArgument, "pattern is empty: give a regular expression (RE2 syntax) such as 'func \\w+Handler'")
+	}
+	if in.After < 0 || in.Before < 0 || in.Around < 0 || in.Context < 0 || in.HeadLimit < 0 || in.Offset < 0 {
+		return 0, errorf(CodeInvalidArgument, "-A, -B, -C, context, head_limit and offset must not be negative")
+	}
+	mode, ok := map[OutputMode]search.Mode{
+		"": search.FilesWithMatches, "files_with_matches": search.FilesWithMatches,
+		"content": search.Content, "count": search.Count,
+	}[in.OutputMode]
+	if !ok {
+		return 0, errorf(CodeInvalidArgument, "output_mode %q is not one of files_with_matches, content, count", in.OutputMode)
+	}
+	return mode, nil
+}
+
+// writeGrepResult writes the matches found, one page of them, in the mode asked for.
+func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mode, p *pager, rel func(string) string, lineNums, context bool) {
 	switch mode {
 	case search.FilesWithMatches:
-		if res.MatchedFiles == 0 {
-			fmt.Fprintf(&b, "No files contain a match for %q in %s\n", in.Pattern, shown)
-			break
-		}
-		fmt.Fprintf(&b, "Found %s (newest first):\n", plural(res.MatchedFiles, "file"))
+		fmt.Fprintf(b, "Found %s (newest first):\n", plural(res.MatchedFiles, "file"))
+		p.total = res.MatchedFiles
 		for _, f := range res.Files {
-			if !p.add(&b, rel(f.Path)+"\n") {
+			if !p.add(b, rel(f.Path)+"\n") {
 				break
 			}
 		}
-		p.total = res.MatchedFiles
 	case search.Count:
-		if res.MatchedFiles == 0 {
-			fmt.Fprintf(&b, "No matches for %q in %s\n", in.Pattern, shown)
-			break
-		}
-		fmt.Fprintf(&b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
+		fmt.Fprintf(b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
+		p.total = res.MatchedFiles
 		for _, f := range res.Files {
-			if !p.add(&b, fmt.Sprintf("%s:%d\n", rel(f.Path), f.Lines)) {
+			if !p.add(b, fmt.Sprintf("%s:%d\n", rel(f.Path), f.Lines)) {
 				break
 			}
 		}
-		p.total = res.MatchedFiles
 	default:
-		if res.MatchedFiles == 0 {
-			fmt.Fprintf(&b, "No matches for %q in %s\n", in.Pattern, shown)
-			break
-		}
-		fmt.Fprintf(&b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
-		nums := in.LineNums == nil || *in.LineNums
+		fmt.Fprintf(b, "Found %s in %s:\n", plural(res.MatchedLines, "matching line"), plural(res.MatchedFiles, "file"))
 		total := 0
 		for _, f := range res.Files {
 			total += len(f.Output)
@@ -155,11 +166,8 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		if total < p.keep() {
 			p.total = total // it collected every line, so the total is known
 		}
-		p.formatContent(&b, res.Files, rel, nums, before+after > 0)
+		p.formatContent(b, res.Files, rel, lineNums, context)
 	}
-	b.WriteString(p.note())
-	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
-	return text(b.String()), nil, nil
 }
 
 // formatContent writes content-mode lines in ripgrep's style: path:num:text for matches,
