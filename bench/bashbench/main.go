@@ -74,9 +74,12 @@ func main() {
 	fmt.Printf("%-58s %9s %9s %6s\n", "case (median of each)", "per call", "added", "ratio")
 	fmt.Printf("%-58s %6.3f ms\n", fmt.Sprintf("%s -c %q, spawned directly", *shell, *command), ms(md))
 	for i, c := range clients {
+		if len(clients) > 1 {
+			fmt.Println(c.cmd.Path + ":")
+		}
 		mb := median(viaBash[i])
-		fmt.Printf("%-58s %6.3f ms %6.3f ms %5.2fx\n", fmt.Sprintf("bash tool %q over STDIO (%s)", *command, c.cmd.Path), ms(mb), ms(mb-md), float64(mb)/float64(md))
-		fmt.Printf("%-58s %6.3f ms\n", fmt.Sprintf("  a call that starts no process: task_list (%s)", c.cmd.Path), ms(median(viaNoop[i])))
+		fmt.Printf("%-58s %6.3f ms %6.3f ms %5.2fx\n", fmt.Sprintf("bash tool %q over STDIO", *command), ms(mb), ms(mb-md), float64(mb)/float64(md))
+		fmt.Printf("%-58s %6.3f ms\n", "a call that starts no process (task_list)", ms(median(viaNoop[i])))
 	}
 }
 
