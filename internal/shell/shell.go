@@ -619,13 +619,13 @@ func wrap(c Command) (args, env []string, reported bool, err error) {
 	}
 	switch {
 	case Stateless(c.Script, c.Env):
-		return []string{"-c", c.Script}, env, false, nil
+		return []string{"-c", "--", c.Script}, env, false, nil
 	case useBashEnv(c):
 		init := filepath.Join(c.StateDir, "bash-env")
 		if err := writeInit(init); err != nil {
 			return nil, nil, false, err
 		}
-		return []string{"-c", c.Script}, append(env, "BASH_ENV="+init), true, nil
+		return []string{"-c", "--", c.Script}, append(env, "BASH_ENV="+init), true, nil
 	}
 	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, env, true, nil
 }

@@ -1,11 +1,14 @@
 package shell
 
 import (
+	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStateless(t *testing.T) {
@@ -150,4 +153,72 @@ func TestStatelessKnowsTheShellsWords(t *testing.T) {
 			t.Errorf("Stateless(%q) = true for a builtin that may change state", w+" x")
 		}
 	}
+}
+
+// TestStatelessAgreesWithBash runs random scripts that Stateless passes through bash with
+// the state report forced on, and checks that none of them changed the working directory
+// or an exported variable.
+func TestStatelessAgreesWithBash(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/bin/bash"); err != nil {
+		t.Skip("no /bin/bash")
+	}
+	commands := []string{
+		"true", "false", "echo", "ls", "cat", "pwd", "test", "type", "cd", "export", "unset",
+		"read", "source", ".", "eval", "set", "printf", "declare", "pushd", "popd", "exec",
+		"X=1", "PATH=/x", "(cd /)", "{ cd /; }", "$(echo cd)", "c\\d", "'cd'", "\"cd\"",
+		"e*port", "((X++))", "[[", "for", "!", "time", "command", "builtin",
+	}
+	args := []string{
+		"-la", "x", "/", "..", "~", "*", "a=b", "--flag=1", "X=1", "'a b'", "\"a b\"", "\"$X\"",
+		"$X", "${X:=1}", "$(cd /)", "`cd /`", ">", "/dev/null", "2>&1", "&>", "<", ">>",
+		"{a,b}", "#", "\\", "<<EOF", "\"", "'",
+	}
+	operators := []string{";", "&&", "||", "|", "&", "\n", " "}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "KEEP=1", "X=0", "OLDPWD=/"}
+	checked := 0
+	for range 3000 {
+		var b strings.Builder
+		for n := 1 + rnd.IntN(3); n > 0; n-- {
+			b.WriteString(commands[rnd.IntN(len(commands))])
+			for range rnd.IntN(3) {
+				b.WriteString(" " + args[rnd.IntN(len(args))])
+			}
+			if n > 1 {
+				b.WriteString(" " + operators[rnd.IntN(len(operators))] + " ")
+			}
+		}
+		script := b.String()
+		if !Stateless(script, base) {
+			continue
+		}
+		checked++
+		c := command(t, "/bin/bash", script)
+		c.Env = append(slices.Clone(base), "BASHOPTS=") // not stateless: the shell reports
+		c.Grace = 50 * time.Millisecond
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		p, res, err := Run(ctx, c)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+		if res.Env == nil {
+			t.Errorf("%q: the shell did not report", script)
+			continue
+		}
+		if res.Cwd != c.Dir {
+			t.Errorf("%q: cwd became %q", script, res.Cwd)
+		}
+		for _, kv := range base {
+			if !slices.Contains(res.Env, kv) {
+				t.Errorf("%q: %s changed (env %q)", script, kv, res.Env)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d of the random scripts were stateless: the test checks too little", checked)
+	}
+	t.Logf("%d stateless scripts checked against bash", checked)
 }
