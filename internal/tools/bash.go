@@ -80,6 +80,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if strings.TrimSpace(in.Command) == "" {
 		return nil, nil, errorf(CodeInvalidArgument, "command is empty: pass the shell command to run")
 	}
+	if strings.IndexByte(in.Command, 0) >= 0 {
+		return nil, nil, errorf(CodeInvalidArgument, "command contains a NUL byte, which no shell can be given: remove it (to print one, use printf '\\0')")
+	}
 	if in.Timeout < 0 {
 		return nil, nil, errorf(CodeInvalidArgument, "timeout %d is negative: give milliseconds, at most %d", in.Timeout, maxTimeout.Milliseconds())
 	}

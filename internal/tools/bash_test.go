@@ -103,7 +103,12 @@ func TestBashShapes(t *testing.T) {
 func TestBashErrors(t *testing.T) {
 	t.Parallel()
 	cs, _ := connect(t, testConfig(t), nil)
-	for _, args := range []map[string]any{{"command": "  \n"}, {"command": "true", "timeout": -1}} {
+	for _, args := range []map[string]any{
+		{"command": "  \n"},
+		{"command": "true", "timeout": -1},
+		{"command": "echo a\x00b"},
+		{"command": "echo a\x00b", "run_in_background": true},
+	} {
 		res := call(t, cs, "bash", args)
 		if !res.IsError || !strings.HasPrefix(textOf(res), "INVALID_ARGUMENT") {
 			t.Errorf("bash(%v) = %q, want an INVALID_ARGUMENT error", args, textOf(res))
