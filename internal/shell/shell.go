@@ -83,6 +83,7 @@ type Process struct {
 	drain  time.Duration
 	env    []string // the environment it started with
 	mark   string   // its BORIS_RUN value, or ""
+	script string   // the file holding a long script, removed once the shell is done; or ""
 
 	// The command's output and exit are watched with poll(2) from the goroutine in
 	// [Process.Wait] (see pump.go): no reader goroutines, no netpoller round trips.
@@ -161,10 +162,11 @@ func Start(c Command) (*Process, error) {
 		waited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
-	args, env, reported, err := wrap(c)
+	inv, err := wrap(c)
 	if err != nil {
 		return nil, err
 	}
+	p.script = inv.script
 	devNull, err := openDevNull()
 	if err != nil {
 		return nil, err
@@ -172,8 +174,9 @@ func Start(c Command) (*Process, error) {
 	// The report goes to a file, not a pipe: it is complete once the shell has exited,
 	// so reading it needs no wakeup per write and no wait for an EOF that a leftover
 	// process could hold back.
-	if reported {
+	if inv.reported {
 		if p.report, err = newReportFile(c.StateDir); err != nil {
+			removeScript(p.script)
 			return nil, err
 		}
 	}
@@ -185,6 +188,7 @@ func Start(c Command) (*Process, error) {
 		if p.report != nil {
 			_ = p.report.Close()
 		}
+		removeScript(p.script)
 		return nil, err
 	}
 	for i := range p.pipes {
@@ -209,9 +213,9 @@ func Start(c Command) (*Process, error) {
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
 	// watched through the pidfd, and exec's per-call work (copying the environment into
 	// a map to deduplicate it, opening /dev/null) is not needed here.
-	pid, err := syscall.ForkExec(c.Shell, append([]string{filepath.Base(c.Shell)}, args...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(c.Shell, append([]string{filepath.Base(c.Shell)}, inv.args...), &syscall.ProcAttr{
 		Dir:   c.Dir,
-		Env:   env,
+		Env:   inv.env,
 		Files: files,
 		Sys:   sys,
 	})
@@ -262,6 +266,7 @@ func (p *Process) Wait(ctx context.Context) Result {
 		p.pump(func() bool { return isClosed(stopped) }, time.Time{})
 		res.Stopped = stopCause
 	}
+	removeScript(p.script) // the shell has read all it will
 	held := !p.pump(p.readAll, time.Now().Add(p.drain))
 	p.Stdout.Close()
 	p.Stderr.Close()
@@ -593,8 +598,19 @@ var openDevNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.D
 // maxReport bounds the state report: an environment larger than this is not learned.
 const maxReport = 8 << 20
 
-// wrap returns the shell's arguments and environment for c, and whether the shell will
-// write a state report on fd 3.
+// invocation is how a command's shell is started.
+type invocation struct {
+	args, env []string
+	reported  bool   // the shell writes a state report on fd 3
+	script    string // a file holding the script, to remove once the shell is done; or ""
+}
+
+// maxScriptArg is the longest script passed to the shell as an argument. Linux refuses
+// an argument over 128 KiB, so a longer script (a large here-document, say) goes in a
+// file the shell reads; then $0 and messages name that file.
+const maxScriptArg = 64 << 10
+
+// wrap returns how to start the shell for c.
 //
 // A [Stateless] script runs as `shell -c script` and reports nothing.
 //
@@ -606,28 +622,65 @@ const maxReport = 8 << 20
 // and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
 // BASH_ENV would not be honoured) the script is passed as an argument and run with eval
 // under the same trap.
-func wrap(c Command) (args, env []string, reported bool, err error) {
-	env = make([]string, 0, len(c.Env)+2)
+func wrap(c Command) (invocation, error) {
+	inv := invocation{env: make([]string, 0, len(c.Env)+3)}
 	for _, kv := range c.Env {
 		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
-			env = append(env, kv)
+			inv.env = append(inv.env, kv)
 		}
 	}
-	env = append(env, "PWD="+c.Dir)
+	inv.env = append(inv.env, "PWD="+c.Dir)
 	if c.Mark != "" {
-		env = append(env, markVar+"="+c.Mark)
+		inv.env = append(inv.env, markVar+"="+c.Mark)
+	}
+	// run is the script as the shell's arguments: `-c -- script`, or the file holding it.
+	run := []string{"-c", "--", c.Script}
+	if len(c.Script) > maxScriptArg {
+		f, err := writeScript(c)
+		if err != nil {
+			return invocation{}, err
+		}
+		inv.script, run = f, []string{"--", f}
 	}
 	switch {
 	case Stateless(c.Script, c.Env):
-		return []string{"-c", "--", c.Script}, env, false, nil
+		inv.args = run
 	case useBashEnv(c):
 		init := filepath.Join(c.StateDir, "bash-env")
 		if err := writeInit(init); err != nil {
-			return nil, nil, false, err
+			removeScript(inv.script)
+			return invocation{}, err
 		}
-		return []string{"-c", "--", c.Script}, append(env, "BASH_ENV="+init), true, nil
+		inv.args, inv.env, inv.reported = run, append(inv.env, "BASH_ENV="+init), true
+	case inv.script != "":
+		inv.args, inv.reported = []string{"-c", sourceWrapper, filepath.Base(c.Shell), inv.script}, true
+	default:
+		inv.args, inv.reported = []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, true
 	}
-	return []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, env, true, nil
+	return inv, nil
+}
+
+// writeScript writes a script too long for an argument to a private file.
+func writeScript(c Command) (string, error) {
+	f, err := os.CreateTemp(c.StateDir, c.Name+"-*.sh")
+	if err != nil {
+		return "", fmt.Errorf("writing the script to a file: %w", err)
+	}
+	_, err = f.WriteString(c.Script)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("writing the script to a file: %w", err)
+	}
+	return f.Name(), nil
+}
+
+func removeScript(path string) {
+	if path != "" {
+		_ = os.Remove(path)
+	}
 }
 
 // bashInit is the BASH_ENV file. {fd} redirections put the report's pipe above 9,
@@ -639,7 +692,13 @@ trap __boris_exit EXIT
 `
 
 // evalWrapper is one line so that eval's line numbers are the script's own.
-const evalWrapper = `exec 9>&3 3>&-; __boris_c=$1; set --; trap '{ set +euvx; { command pwd; printf "\0"; command export -p; printf "\0"; } >&9; } 2>/dev/null' EXIT; eval "$__boris_c"`
+const evalWrapper = `exec 9>&3 3>&-; __boris_c=$1; set --; ` + shTrap + `; eval "$__boris_c"`
+
+// sourceWrapper runs a script from a file, under the same trap.
+const sourceWrapper = `exec 9>&3 3>&-; __boris_f=$1; set --; ` + shTrap + `; . "$__boris_f"`
+
+// shTrap reports the state from a POSIX shell.
+const shTrap = `trap '{ set +euvx; { command pwd; printf "\0"; command export -p; printf "\0"; } >&9; } 2>/dev/null' EXIT`
 
 func useBashEnv(c Command) bool {
 	if filepath.Base(c.Shell) != "bash" || c.StateDir == "" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {

@@ -307,3 +307,36 @@ func TestWithoutPidfds(t *testing.T) {
 		t.Errorf("stopped %v with %q, want the deadline and SIGTERM", res.Stopped, res.Signal)
 	}
 }
+
+// TestLongScript: a script longer than an argument may be (a large here-document) runs
+// from a file, with its exit status, output and state intact, and the file is removed.
+func TestLongScript(t *testing.T) {
+	t.Parallel()
+	body := strings.Repeat(strings.Repeat("x", 99)+"\n", 2000) // 200 kB
+	for _, sh := range shells {
+		for _, tail := range []string{"wc -c < big.txt", "wc -c < big.txt; export LONG=1; cd sub; exit 4"} {
+			t.Run(filepath.Base(sh), func(t *testing.T) {
+				t.Parallel()
+				c := command(t, sh, "mkdir -p sub\ncat > big.txt <<'EOF'\n"+body+"EOF\n"+tail)
+				p, res, err := Run(t.Context(), c)
+				if err != nil {
+					t.Fatal(err) // not run(): its message would hold the whole script
+				}
+				defer p.Close()
+				wantCode := 0
+				if strings.Contains(tail, "exit 4") {
+					wantCode = 4
+					if res.Cwd != filepath.Join(c.Dir, "sub") || !slices.Contains(res.Env, "LONG=1") {
+						t.Errorf("cwd %q, env %q: the state change was lost", res.Cwd, res.Env)
+					}
+				}
+				if got := strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text); res.ExitCode != wantCode || got != "200000" {
+					t.Errorf("exit %d, stdout %q (stderr %q); want %d, 200000", res.ExitCode, got, p.Stderr.Text(DefaultBudget).Text, wantCode)
+				}
+				if left, _ := filepath.Glob(filepath.Join(c.StateDir, "*.sh")); len(left) > 0 {
+					t.Errorf("script files left behind: %v", left)
+				}
+			})
+		}
+	}
+}
