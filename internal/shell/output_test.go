@@ -309,3 +309,36 @@ func FuzzLines(f *testing.F) {
 		}
 	})
 }
+
+func TestFitEnv(t *testing.T) {
+	t.Parallel()
+	big := "BIG=" + strings.Repeat("x", maxEnvEntry)
+	mid := func(k string) string { return k + "=" + strings.Repeat("y", 120<<10) }
+	var prev []string
+	for _, k := range []string{"OLD1", "OLD2", "OLD3", "OLD4", "OLD5", "OLD6"} {
+		prev = append(prev, mid(k))
+	}
+	env := append(slices.Clone(prev), "A=1", big, mid("NEW1"), "B=2", mid("NEW2"), mid("NEW3"), mid("NEW4"))
+	kept, dropped := fitEnv(prev, env)
+	total := 0
+	for _, kv := range kept {
+		total += len(kv) + 1
+		if len(kv) > maxEnvEntry {
+			t.Errorf("kept an entry of %d bytes", len(kv))
+		}
+	}
+	if total > maxEnvTotal {
+		t.Errorf("kept %d bytes in all, over %d", total, maxEnvTotal)
+	}
+	for _, want := range append([]string{"A=1", "B=2"}, prev...) {
+		if !slices.Contains(kept, want) {
+			t.Errorf("dropped %.10s…, which was small or already there", want)
+		}
+	}
+	if !slices.Contains(dropped, "BIG") || len(dropped) != 3 {
+		t.Errorf("dropped %q, want BIG and two of NEW1-4", dropped)
+	}
+	if kept, dropped := fitEnv(nil, []string{"A=1"}); len(kept) != 1 || dropped != nil {
+		t.Errorf("fitEnv of a small env = %q, %q", kept, dropped)
+	}
+}

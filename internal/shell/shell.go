@@ -117,6 +117,9 @@ type Result struct {
 	// Env is the environment for the next command: the variables exported at exit, as
 	// KEY=value, plus what the shell could not have changed; nil if it did not say.
 	Env []string
+	// TooLarge names the variables the command exported that were left out of Env
+	// because no command could be started with them ([maxEnvEntry], [maxEnvTotal]).
+	TooLarge []string
 	// Lingering reports that processes the command started are still running (for
 	// example `server &`); [Process.Close] ends them.
 	Lingering bool
@@ -292,7 +295,8 @@ func (p *Process) Wait(ctx context.Context) Result {
 	// A stateless script has none: nothing changed.
 	if p.report != nil {
 		if cwd, env, err := parseState(readReport(p.report)); err == nil {
-			res.Cwd, res.Env = cwd, sessionEnv(p.env, env)
+			res.Cwd = cwd
+			res.Env, res.TooLarge = fitEnv(p.env, sessionEnv(p.env, env))
 		}
 	}
 	reap(p.pgid)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -347,4 +348,46 @@ func isName(s string) bool {
 		}
 	}
 	return true
+}
+
+// Linux refuses to start a program with an environment string over 128 KiB, or with
+// arguments and environment together over a quarter of the stack limit (2 MiB by
+// default). A variable that large, once kept, would make every later command fail.
+const (
+	maxEnvEntry = 128<<10 - 1 // bytes in KEY=value
+	maxEnvTotal = 1 << 20     // bytes in all of KEY=value, leaving room for the script
+)
+
+// fitEnv returns env without the entries a program could not be started with: any over
+// maxEnvEntry, then, while the total is over maxEnvTotal, the largest of those that are
+// not in prev. It also returns the names it left out.
+func fitEnv(prev, env []string) ([]string, []string) {
+	var dropped []string
+	total := 0
+	kept := env[:0:0]
+	for _, kv := range env {
+		if len(kv) > maxEnvEntry {
+			k, _, _ := strings.Cut(kv, "=")
+			dropped = append(dropped, k)
+			continue
+		}
+		kept = append(kept, kv)
+		total += len(kv) + 1
+	}
+	if total <= maxEnvTotal {
+		return kept, dropped
+	}
+	changed := slices.DeleteFunc(slices.Clone(kept), func(kv string) bool { return slices.Contains(prev, kv) })
+	slices.SortFunc(changed, func(a, b string) int { return len(b) - len(a) })
+	for _, kv := range changed {
+		if total <= maxEnvTotal {
+			break
+		}
+		i := slices.Index(kept, kv)
+		kept = slices.Delete(kept, i, i+1)
+		total -= len(kv) + 1
+		k, _, _ := strings.Cut(kv, "=")
+		dropped = append(dropped, k)
+	}
+	return kept, dropped
 }

@@ -135,6 +135,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if res.Env != nil {
 		sess.ApplyEnv(c.Env, res.Env)
 	}
+	if len(res.TooLarge) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(res.TooLarge, ", ")))
+	}
 	if res.Lingering {
 		sess.Tasks.Adopt(p)
 		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")

@@ -451,3 +451,18 @@ func processRunning(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
+
+// TestBashHugeExportDoesNotBreakTheSession: a variable too large to pass to a command is
+// not kept, with a note, so that later calls still start.
+func TestBashHugeExportDoesNotBreakTheSession(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	res, _ := bash(t, cs, map[string]any{"command": `export BIG=$(head -c 200000 /dev/zero | tr '\0' x) SMALL=1`})
+	if !strings.Contains(textOf(res), "not kept for later calls: BIG") {
+		t.Errorf("no note about BIG: %s", textOf(res))
+	}
+	res, out := bash(t, cs, map[string]any{"command": `echo "${#BIG} $SMALL"`})
+	if res.IsError || out.Stdout != "0 1\n" {
+		t.Errorf("next call: %s; want BIG dropped and SMALL kept", textOf(res))
+	}
+}
