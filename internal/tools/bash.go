@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -176,8 +177,8 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 // server's workdir when that directory is gone.
 func (h *handlers) command(sess *session.Session, script string, out *BashResult) (shell.Command, error) {
 	dir := sess.Cwd()
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		out.Notes = append(out.Notes, fmt.Sprintf("the working directory %s no longer exists; ran in %s instead", dir, h.Config.Workdir))
+	if why := unusableDir(dir); why != "" {
+		out.Notes = append(out.Notes, fmt.Sprintf("the working directory %s %s; ran in %s instead", dir, why, h.Config.Workdir))
 		dir = h.Config.Workdir
 		sess.SetCwd(dir)
 	}
@@ -186,6 +187,17 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 		return shell.Command{}, err
 	}
 	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark()}, nil
+}
+
+// unusableDir says why a command cannot start in dir, or returns "".
+func unusableDir(dir string) string {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return "no longer exists"
+	}
+	if unix.Access(dir, unix.X_OK) != nil {
+		return "can no longer be entered" // its permissions changed since the cd
+	}
+	return ""
 }
 
 func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
