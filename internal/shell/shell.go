@@ -688,11 +688,12 @@ func removeScript(path string) {
 }
 
 // bashInit is the BASH_ENV file. {fd} redirections put the report's pipe above 9,
-// where scripts rarely reach.
+// where scripts rarely reach. The trap's call is made with stderr closed off, so that a
+// script's `set -x` does not trace it.
 const bashInit = `unset BASH_ENV
 exec {__boris_fd}>&3 3>&-
 __boris_exit() { { set +euvx; { builtin pwd; builtin printf '\0'; builtin export -p; builtin printf '\0'; } >&"$__boris_fd"; } 2>/dev/null; }
-trap __boris_exit EXIT
+trap '{ __boris_exit; } 2>/dev/null' EXIT
 `
 
 // evalWrapper is one line so that eval's line numbers are the script's own.

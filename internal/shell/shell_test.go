@@ -72,6 +72,7 @@ func TestExitStatus(t *testing.T) {
 		{name: "user exit trap", script: "trap 'echo bye' EXIT; exit 6", code: 6, stdout: "bye\n"},
 		{name: "set -u", script: "set -u; echo $nope", bashOnly: true, code: 127, stderrHas: "nope: unbound variable"},
 		{name: "dollar zero", script: "echo $0", bashOnly: true, code: 0, stdout: "bash\n"},
+		{name: "xtrace shows only the script", script: "set -x; cd .; export T=1", code: 0, stderrHas: "+ cd ."},
 		{name: "leading dash is a command, not an option", script: "--version", code: 127, stderrHas: "--version"},
 		{name: "leading dash with state", script: "-x; cd .", bashOnly: true, code: 0, stderrHas: "-x"},
 	}
