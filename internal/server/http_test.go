@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
-	"github.com/mjkoo/boris/internal/testutil"
 )
 
 func testConfig(t *testing.T) config.Config { return newConfig(t) }
@@ -289,13 +289,13 @@ func TestSessionCyclesFreeEverything(t *testing.T) {
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	before := settledGoroutines(t, -1)
-	fdsBefore := testutil.OpenFDs(t)
+	fdsBefore := openFDs(t)
 	for range 1000 {
 		cycle()
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	after := settledGoroutines(t, before)
-	if fds := testutil.OpenFDs(t); fds > fdsBefore+10 {
+	if fds := openFDs(t); fds > fdsBefore+10 {
 		t.Errorf("open file descriptors grew from %d to %d over 1000 session cycles", fdsBefore, fds)
 	}
 	t.Logf("goroutines: %d before, %d after", before, after)
@@ -344,4 +344,13 @@ func TestInstructionsState(t *testing.T) {
 			t.Errorf("instructions %q lack %q", got, want)
 		}
 	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(entries)
 }

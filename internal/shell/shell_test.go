@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mjkoo/boris/internal/testutil"
 )
 
 var shells = []string{"/bin/bash", "/bin/sh"}
@@ -260,16 +258,25 @@ func TestStartFailureLeaksNothing(t *testing.T) {
 	for _, script := range []string{"true", "cd ."} {
 		c := command(t, "/bin/bash", script)
 		c.Dir = filepath.Join(c.Dir, "missing")
-		before := testutil.OpenFDs(t)
+		before := openFDs(t)
 		for range 20 {
 			if _, err := Start(c); err == nil || !strings.Contains(err.Error(), "missing") {
 				t.Fatalf("Start in a missing directory: err = %v, want one naming the directory", err)
 			}
 		}
-		if after := testutil.OpenFDs(t); after != before {
+		if after := openFDs(t); after != before {
 			t.Errorf("%q: %d descriptors open after 20 failed starts, %d before", script, after, before)
 		}
 	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(entries)
 }
 
 // TestWithoutPidfds runs commands the way Boris does where the kernel has no pidfds: a
