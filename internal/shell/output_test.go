@@ -341,4 +341,9 @@ func TestFitEnv(t *testing.T) {
 	if kept, dropped := fitEnv(nil, []string{"A=1"}); len(kept) != 1 || dropped != nil {
 		t.Errorf("fitEnv of a small env = %q, %q", kept, dropped)
 	}
+	// A variable made too large keeps its old value.
+	kept, dropped = fitEnv([]string{"A=1", "V=small"}, []string{"A=1", "V=" + strings.Repeat("z", maxEnvEntry)})
+	if !slices.Equal(kept, []string{"A=1", "V=small"}) || !slices.Equal(dropped, []string{"V"}) {
+		t.Errorf("a grown variable: kept %.40q, dropped %q; want V=small kept", kept, dropped)
+	}
 }

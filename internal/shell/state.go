@@ -358,36 +358,42 @@ const (
 	maxEnvTotal = 1 << 20     // bytes in all of KEY=value, leaving room for the script
 )
 
-// fitEnv returns env without the entries a program could not be started with: any over
-// maxEnvEntry, then, while the total is over maxEnvTotal, the largest of those that are
-// not in prev. It also returns the names it left out.
+// fitEnv returns env without the changes a program could not be started with: an entry
+// over maxEnvEntry, then, while the total is over maxEnvTotal, the largest changed
+// entries. A variable whose change is left out keeps its value from prev, or stays unset.
+// It also returns the names of those variables.
 func fitEnv(prev, env []string) ([]string, []string) {
+	before := make(map[string]string, len(prev))
+	for _, kv := range prev {
+		k, _, _ := strings.Cut(kv, "=")
+		before[k] = kv
+	}
+	out := slices.Clone(env)
 	var dropped []string
 	total := 0
-	kept := env[:0:0]
-	for _, kv := range env {
-		if len(kv) > maxEnvEntry {
-			k, _, _ := strings.Cut(kv, "=")
-			dropped = append(dropped, k)
-			continue
-		}
-		kept = append(kept, kv)
+	leaveOut := func(i int) {
+		k, _, _ := strings.Cut(out[i], "=")
+		dropped = append(dropped, k)
+		total += len(before[k]) - len(out[i])
+		out[i] = before[k] // "" when it was not set: removed below
+	}
+	var changed []int
+	for i, kv := range out {
 		total += len(kv) + 1
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case len(kv) > maxEnvEntry:
+			leaveOut(i)
+		case before[k] != kv:
+			changed = append(changed, i)
+		}
 	}
-	if total <= maxEnvTotal {
-		return kept, dropped
-	}
-	changed := slices.DeleteFunc(slices.Clone(kept), func(kv string) bool { return slices.Contains(prev, kv) })
-	slices.SortFunc(changed, func(a, b string) int { return len(b) - len(a) })
-	for _, kv := range changed {
+	slices.SortFunc(changed, func(a, b int) int { return len(out[b]) - len(out[a]) })
+	for _, i := range changed {
 		if total <= maxEnvTotal {
 			break
 		}
-		i := slices.Index(kept, kv)
-		kept = slices.Delete(kept, i, i+1)
-		total -= len(kv) + 1
-		k, _, _ := strings.Cut(kv, "=")
-		dropped = append(dropped, k)
+		leaveOut(i)
 	}
-	return kept, dropped
+	return slices.DeleteFunc(out, func(kv string) bool { return kv == "" }), dropped
 }
