@@ -20,6 +20,14 @@ import (
 // ErrDenied is wrapped by every refusal, so callers can tell a refusal from an I/O error.
 var ErrDenied = errors.New("access denied")
 
+// ErrInvalid matches the errors for paths that can name nothing: empty, or with a NUL.
+var ErrInvalid = errors.New("invalid path")
+
+type invalidPathError string
+
+func (e invalidPathError) Error() string        { return string(e) }
+func (e invalidPathError) Is(target error) bool { return target == ErrInvalid }
+
 // maxLinks bounds symlink hops, as the kernel's ELOOP does.
 const maxLinks = 40
 
@@ -82,10 +90,10 @@ func (r *Resolver) DenyRules() []string {
 // wrapping [ErrDenied], a path outside the allowed roots or matching a deny rule.
 func (r *Resolver) Resolve(cwd, path string) (string, error) {
 	if path == "" {
-		return "", errors.New("path is empty: give a file or directory path")
+		return "", invalidPathError("path is empty: give a file or directory path")
 	}
 	if strings.ContainsRune(path, 0) {
-		return "", errors.New("path contains a NUL byte")
+		return "", invalidPathError("path contains a NUL byte")
 	}
 	lexical := absUnder(cwd, path)
 	if r.denied(lexical) {

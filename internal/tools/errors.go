@@ -58,6 +58,8 @@ func codeOf(err error) Code {
 		return ce.code
 	case errors.Is(err, pathscope.ErrDenied):
 		return CodeAccessDenied
+	case errors.Is(err, pathscope.ErrInvalid):
+		return CodeInvalidArgument
 	case errors.Is(err, fs.ErrNotExist):
 		return CodeNotFound
 	case errors.Is(err, fs.ErrPermission):

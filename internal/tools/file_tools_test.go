@@ -267,6 +267,9 @@ func TestCreateFileTool(t *testing.T) {
 		t.Errorf("create_file dir/ created dir")
 	}
 	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "run.sh/sub.txt", "content": "x"}), "INVALID_ARGUMENT", "run.sh is a file, not a directory")
+	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "", "content": "x"}), "INVALID_ARGUMENT", "path is empty")
+	wantErr(t, call(t, cs, "create_file", map[string]any{"path": "a\x00b", "content": "x"}), "INVALID_ARGUMENT", "NUL byte")
+	wantErr(t, call(t, cs, "view", map[string]any{"path": "a\x00b"}), "INVALID_ARGUMENT", "NUL byte")
 }
 
 func TestReadOnlyDirectory(t *testing.T) {
