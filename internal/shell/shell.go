@@ -117,8 +117,9 @@ type Result struct {
 	// Env is the environment for the next command: the variables exported at exit, as
 	// KEY=value, plus what the shell could not have changed; nil if it did not say.
 	Env []string
-	// TooLarge names the variables the command exported that were left out of Env
-	// because no command could be started with them ([maxEnvEntry], [maxEnvTotal]).
+	// TooLarge names the variables whose change was left out of Env, so that they keep
+	// their old value, because no command could be started with the new one
+	// ([maxEnvEntry], [maxEnvTotal]).
 	TooLarge []string
 	// Lingering reports that processes the command started are still running (for
 	// example `server &`); [Process.Close] ends them.
