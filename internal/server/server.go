@@ -71,7 +71,6 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
 		},
-		SchemaCache: mcp.NewSchemaCache(),
 	})
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
 	s.mcp.AddReceivingMiddleware(s.audit)
