@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/mjkoo/boris/internal/config"
@@ -23,7 +24,7 @@ import (
 var version = ""
 
 func main() {
-	tuneGC(os.Getenv)
+	tuneGC(os.Getenv, os.ReadFile)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -67,14 +68,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // tuneGC collects garbage less often than Go's default, unless GOGC or GOMEMLIMIT says
 // otherwise. Boris's live heap is small, and each protocol message leaves tens of kB of
 // decoding buffers behind, so at the default the collector runs every few calls: 400
-// cuts the CPU a `bash true` call costs by about a sixth. The soft limit brings the
-// default back as the heap nears it.
-func tuneGC(getenv func(string) string) {
+// cuts the CPU a `bash true` call costs by about a sixth. A soft limit brings the default
+// back as the heap nears it: 512 MiB, or half the container's memory if that is less.
+func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return
 	}
+	limit := int64(512 << 20)
+	if c := containerMemory(readFile); c > 0 && c/2 < limit {
+		limit = c / 2
+	}
 	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(512 << 20)
+	debug.SetMemoryLimit(limit)
+}
+
+// containerMemory returns the memory limit of this process's cgroup (v2, else v1), or 0
+// when there is none.
+func containerMemory(readFile func(string) ([]byte, error)) int64 {
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := readFile(f)
+		if err != nil {
+			continue
+		}
+		// "max" (v2) and a near-2^63 value (v1) both mean no limit.
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && n < 1<<50 {
+			return n
+		}
+		return 0
+	}
+	return 0
 }
 
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {

@@ -411,3 +411,29 @@ func TestStdioPipedBatchIsAnswered(t *testing.T) {
 		}
 	}
 }
+
+func TestContainerMemory(t *testing.T) {
+	t.Parallel()
+	files := func(m map[string]string) func(string) ([]byte, error) {
+		return func(name string) ([]byte, error) {
+			if v, ok := m[name]; ok {
+				return []byte(v), nil
+			}
+			return nil, os.ErrNotExist
+		}
+	}
+	for _, tc := range []struct {
+		files map[string]string
+		want  int64
+	}{
+		{map[string]string{"/sys/fs/cgroup/memory.max": "268435456\n"}, 256 << 20},
+		{map[string]string{"/sys/fs/cgroup/memory.max": "max\n"}, 0},
+		{map[string]string{"/sys/fs/cgroup/memory/memory.limit_in_bytes": "134217728\n"}, 128 << 20},
+		{map[string]string{"/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n"}, 0},
+		{nil, 0},
+	} {
+		if got := containerMemory(files(tc.files)); got != tc.want {
+			t.Errorf("containerMemory(%v) = %d, want %d", tc.files, got, tc.want)
+		}
+	}
+}
