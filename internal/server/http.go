@@ -203,6 +203,10 @@ func (s *Server) limitSessions(next http.Handler) http.Handler {
 			next.ServeHTTP(sw, r)
 			sw.settle()
 		case r.Method == http.MethodDelete && id != "":
+			// End the session's commands first: the SDK closes a session only once its
+			// calls have returned, so a running command would hold the DELETE until it
+			// finished by itself.
+			s.closeState(id)
 			next.ServeHTTP(w, r)
 			s.forgetSession(id)
 		default:

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -353,4 +357,57 @@ func openFDs(t *testing.T) int {
 		t.Skip("no /proc/self/fd")
 	}
 	return len(entries)
+}
+
+// TestDeleteEndsRunningCommands: closing a session (HTTP DELETE) while a command runs
+// kills the command at once, rather than waiting for it to finish.
+func TestDeleteEndsRunningCommands(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	_, ts := start(t, cfg)
+	cs, err := dial(t, ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(cfg.Workdir, "pid")
+	called := make(chan struct{})
+	go func() {
+		defer close(called)
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid; sleep 60"}})
+	}()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	// A raw DELETE: the SDK's client would first wait for its own call to return.
+	deleted := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			deleted <- -1
+			return
+		}
+		resp.Body.Close()
+		deleted <- resp.StatusCode
+	}()
+	select {
+	case code := <-deleted:
+		if code < 200 || code >= 300 {
+			t.Errorf("DELETE = %d, want 2xx", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("DELETE waited for the running command")
+	}
+	<-called
+	cs.Close()
+	if syscall.Kill(pid, 0) == nil {
+		t.Errorf("the command (pid %d) survived its session", pid)
+	}
 }

@@ -135,6 +135,22 @@ func (s *Server) Close() {
 	s.waiters.Wait()
 }
 
+// closeState closes the state of the session with the given id, killing its processes.
+func (s *Server) closeState(id string) {
+	s.mu.Lock()
+	var st *session.Session
+	for ss, state := range s.sessions {
+		if ss.ID() == id {
+			st = state
+			break
+		}
+	}
+	s.mu.Unlock()
+	if st != nil {
+		_ = st.Close()
+	}
+}
+
 // closeStates closes every session's state, killing its processes.
 func (s *Server) closeStates() {
 	s.mu.Lock()
