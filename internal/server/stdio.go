@@ -28,7 +28,12 @@ func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser
 	p := &pending{idle: make(chan struct{})}
 	stop := context.AfterFunc(ctx, s.closeStates) // signal: kill at once
 	defer stop()
-	in := &drainReader{r: r, p: p, drain: func() {
+	out := &replyWriter{w: w, p: p}
+	lines := &lineFilter{r: r, accept: func(requests int) { p.add(requests) }, reject: func(id json.RawMessage, code int, msg string) {
+		s.log.Warn("answered a line from the client that is not a JSON-RPC message", "error", msg)
+		out.reject(id, code, msg)
+	}}
+	in := &drainReader{r: lines, c: r, drain: func() {
 		select {
 		case <-p.drained():
 		case <-time.After(stdioDrain):
@@ -37,8 +42,8 @@ func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser
 		case <-ctx.Done():
 		}
 	}}
-	out := &replyWriter{w: w, p: p}
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	// The line filter bounds a message's size, and hands the SDK only lines it takes.
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}
@@ -193,23 +198,21 @@ func skipSpace(b []byte, i int) int {
 // drainReader counts the requests it passes on and, at the end of its input, holds back
 // the end until drain returns.
 type drainReader struct {
-	r     io.ReadCloser
-	p     *pending
+	r     io.Reader
+	c     io.Closer
 	drain func()
-	msgs  messages
 	once  sync.Once
 }
 
 func (d *drainReader) Read(b []byte) (int, error) {
 	n, err := d.r.Read(b)
-	d.msgs.feed(b[:n], func(q, _ int) { d.p.add(q) })
 	if err != nil && n == 0 {
 		d.once.Do(d.drain)
 	}
 	return n, err
 }
 
-func (d *drainReader) Close() error { return d.r.Close() }
+func (d *drainReader) Close() error { return d.c.Close() }
 
 // replyWriter counts the replies written to the client.
 type replyWriter struct {
@@ -220,11 +223,25 @@ type replyWriter struct {
 }
 
 func (rw *replyWriter) Write(b []byte) (int, error) {
-	n, err := rw.w.Write(b)
 	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	n, err := rw.w.Write(b)
 	rw.msgs.feed(b[:n], func(_, r int) { rw.p.add(-r) })
-	rw.mu.Unlock()
 	return n, err
+}
+
+// reject answers, with a JSON-RPC error, a line from the client that was not a message.
+func (rw *replyWriter) reject(id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	if err != nil {
+		return
+	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	_, _ = rw.w.Write(append(b, '\n'))
 }
 
 func (rw *replyWriter) Close() error { return rw.w.Close() }

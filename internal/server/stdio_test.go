@@ -1,7 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -54,4 +59,94 @@ func decodeClassify(t *testing.T, line []byte) (requests, replies int) {
 		return 1, 0
 	}
 	return 0, 1
+}
+
+func TestInspect(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line     string
+		requests int
+		code     int // 0: passed on
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, 1, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, 0},
+		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, 0, 0},
+		{`{"jsonrpc":"2.0","id":"a","result":{}}`, 0, 0},
+		{`{"method":"ping","params":{"jsonrpc":"1.0","id":{}},"id":2,"jsonrpc":"2.0"}`, 1, 0},
+		{`{"jsonrpc":"\u0032.0","id":1,"method":"ping"}`, 1, 0},
+		{`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]`, 2, 0},
+		{`not json`, 0, codeParseError},
+		{`{"a":1} {"b":2}`, 0, codeParseError},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, 0, codeParseError},
+		{`5`, 0, codeInvalidRequest},
+		{`[]`, 0, codeInvalidRequest},
+		{`[5]`, 0, codeInvalidRequest},
+		{`{"foo":1}`, 0, codeInvalidRequest},
+		{`{"JSONRPC":"2.0","id":1,"method":"ping"}`, 0, codeInvalidRequest},
+		{`{"jsonrpc":"1.0","id":1,"method":"ping"}`, 0, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, 0, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, 0, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":1,"method":7}`, 0, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","result":{}}`, 0, codeInvalidRequest},
+		{`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0"}]`, 0, codeInvalidRequest},
+	} {
+		requests, e := inspect([]byte(tc.line))
+		code := 0
+		if e != nil {
+			code = e.code
+		}
+		if code != tc.code || requests != tc.requests {
+			t.Errorf("inspect(%s) = %d requests, error %v; want %d, code %d", tc.line, requests, e, tc.requests, tc.code)
+		}
+	}
+}
+
+// TestStdioSurvivesBadLines: lines that are not JSON-RPC messages are answered with an
+// error, and the session goes on.
+func TestStdioSurvivesBadLines(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.Transport = "stdio"
+	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.RunStdio(t.Context(), inR, outW) }()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reply := func() map[string]any {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no reply: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("reply %q: %v", line, err)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	reply()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, bad := range []string{"not json", `{"foo":1}`, `[]`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`, strings.Repeat("x", 100<<10)} {
+		send(bad)
+		if m := reply(); m["error"] == nil {
+			t.Errorf("line %d: reply %v, want an error", i, m)
+		}
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 10+i))
+		if m := reply(); m["result"] == nil || m["id"] != float64(10+i) {
+			t.Errorf("ping after bad line %d: %v, want its result", i, m)
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("RunStdio: %v", err)
+	}
 }

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
+// maxStdioLine bounds one message from a STDIO client; a longer line is refused and
+// skipped.
+const maxStdioLine = 64 << 20
+
+// JSON-RPC error codes for lines that are not messages.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+// lineFilter hands the client's messages to the SDK a line at a time, and answers itself
+// the lines that are not JSON-RPC messages: the SDK's STDIO connection ends the session
+// at the first such line, so one stray line from a client would take the server down.
+type lineFilter struct {
+	r      io.Reader
+	accept func(requests int)                             // a line went through
+	reject func(id json.RawMessage, code int, msg string) // a line was answered with an error
+
+	buf      []byte // read, not yet split into lines
+	out      []byte // lines checked and not yet read by the SDK
+	err      error  // from r, reported once buf and out are used up
+	skipping bool   // dropping the rest of a line over maxStdioLine
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.out) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		f.fill()
+	}
+	n := copy(p, f.out)
+	f.out = f.out[n:]
+	return n, nil
+}
+
+// fill reads what the client sent and checks the lines it completes.
+func (f *lineFilter) fill() {
+	chunk := make([]byte, 64<<10)
+	n, err := f.r.Read(chunk)
+	f.buf = append(f.buf, chunk[:n]...)
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if f.skipping {
+			f.skipping = false
+		} else {
+			f.check(f.buf[:i])
+		}
+		f.buf = f.buf[i+1:]
+	}
+	if len(f.buf) > maxStdioLine && !f.skipping {
+		f.reject(nil, codeInvalidRequest, "message too large: a line may hold at most 64 MiB")
+		f.skipping = true
+	}
+	if f.skipping {
+		f.buf = f.buf[:0]
+	}
+	if err != nil {
+		if len(f.buf) > 0 && !f.skipping {
+			f.check(f.buf) // a last line without its newline
+		}
+		f.buf, f.err = nil, err
+	}
+	if len(f.buf) == 0 {
+		f.buf = nil // let a large line's buffer go
+	}
+}
+
+// check passes line on to the SDK, or answers it with an error.
+func (f *lineFilter) check(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	requests, e := inspect(line)
+	if e != nil {
+		f.reject(e.id, e.code, e.msg)
+		return
+	}
+	f.out = append(f.out, line...)
+	f.out = append(f.out, '\n')
+	f.accept(requests)
+}
+
+// lineError says why a line is not a JSON-RPC message, as a JSON-RPC error would.
+type lineError struct {
+	code int
+	msg  string
+	id   json.RawMessage // the id to answer to, if the line had a usable one
+}
+
+// inspect checks that line holds one JSON-RPC message, or a batch of them, in the form the
+// SDK takes, and counts the requests (a method and an id) in it.
+func inspect(line []byte) (requests int, _ *lineError) {
+	if !json.Valid(line) {
+		return 0, &lineError{code: codeParseError, msg: "parse error: the line is not one valid JSON value (send one JSON-RPC message per line)"}
+	}
+	msgs := [][]byte{line}
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
+			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an empty batch"}
+		}
+		msgs = msgs[:0]
+		for _, m := range batch {
+			msgs = append(msgs, m)
+		}
+	}
+	for _, m := range msgs {
+		f, ok := topFields(m)
+		var id json.RawMessage
+		if isID(f.id) {
+			id = f.id
+		}
+		switch {
+		case !ok:
+			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a JSON-RPC message is a JSON object"}
+		case jsonString(f.jsonrpc) != "2.0":
+			return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "jsonrpc" must be "2.0"`, id: id}
+		case f.id != nil && !isID(f.id):
+			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an id is a string, a number or null"}
+		case f.method != nil && f.method[0] != '"':
+			return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "method" must be a string`, id: id}
+		case f.method == nil && (f.id == nil || string(f.id) == "null"):
+			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a message needs a method, or an id to answer"}
+		case f.method != nil && f.id != nil && string(f.id) != "null":
+			requests++
+		}
+	}
+	return requests, nil
+}
+
+// fields are the raw values of a message's top-level members that decide its kind; nil
+// when absent.
+type fields struct {
+	jsonrpc, id, method json.RawMessage
+}
+
+// topFields finds the members of the JSON object m (valid JSON) by their exact names, as
+// the SDK does; ok is false if m is not an object.
+func topFields(m []byte) (f fields, ok bool) {
+	i := skipSpace(m, 0)
+	if i >= len(m) || m[i] != '{' {
+		return f, false
+	}
+	i++
+	for {
+		i = skipSpace(m, i)
+		if i >= len(m) || m[i] != '"' {
+			return f, true // the closing brace
+		}
+		end := stringEnd(m, i)
+		key := jsonKey(m[i:end])
+		i = skipSpace(m, end) + 1 // past the colon
+		i = skipSpace(m, i)
+		vend := valueEnd(m, i)
+		switch key {
+		case "jsonrpc":
+			f.jsonrpc = m[i:vend]
+		case "id":
+			f.id = m[i:vend]
+		case "method":
+			f.method = m[i:vend]
+		}
+		i = skipSpace(m, vend)
+		if i < len(m) && m[i] == ',' {
+			i++
+		}
+	}
+}
+
+// valueEnd returns the index just past the JSON value (valid JSON) starting at m[i].
+func valueEnd(m []byte, i int) int {
+	switch m[i] {
+	case '"':
+		return stringEnd(m, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(m); {
+			switch m[j] {
+			case '"':
+				j = stringEnd(m, j)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+			j++
+		}
+		return len(m)
+	}
+	j := i
+	for j < len(m) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(m[j])) {
+		j++
+	}
+	return j
+}
+
+// isID reports whether v is a JSON-RPC id: a string, a number, or null.
+func isID(v json.RawMessage) bool {
+	if len(v) == 0 {
+		return false
+	}
+	c := v[0]
+	return c == '"' || c == '-' || c >= '0' && c <= '9' || string(v) == "null"
+}
+
+// jsonString returns the text of a JSON string, or "" if v is not one.
+func jsonString(v json.RawMessage) string {
+	var s string
+	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
