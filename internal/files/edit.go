@@ -86,7 +86,7 @@ func staleError(path string, why string, prev, cur []byte, info fs.FileInfo) err
 // is now.
 func describeChange(prev, cur []byte, info fs.FileInfo) string {
 	if prev == nil {
-		return fmt.Sprintf("it now has %d lines (%s bytes), modified %s", countLines(asLF(cur)), thousands(int64(len(cur))), info.ModTime().Format(time.RFC3339))
+		return fmt.Sprintf("it now has %s (%s bytes), modified %s", nLines(countLines(asLF(cur))), thousands(int64(len(cur))), info.ModTime().Format(time.RFC3339))
 	}
 	pl, cl := splitLines(prev), splitLines(cur)
 	a := 0

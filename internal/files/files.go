@@ -257,6 +257,14 @@ func binaryError(path string, size int64, typ string) error {
 		path, thousands(size), typ)
 }
 
+// nLines says how many lines: "1 line", "3 lines".
+func nLines(n int) string {
+	if n == 1 {
+		return "1 line"
+	}
+	return strconv.Itoa(n) + " lines"
+}
+
 // thousands formats n with commas: 12,345.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -22,7 +22,7 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 		return nil, staleError(path, "line numbers may have moved", opts.Previous, data, info)
 	}
 	if after < 0 || after > total {
-		return nil, errorf(ErrInvalid, "insert_line %d is outside %s, which has %d lines: use 0 to insert before the first line, or %d to append", after, path, total, total)
+		return nil, errorf(ErrInvalid, "insert_line %d is outside %s, which has %s: use 0 to insert before the first line, or %d to append", after, path, nLines(total), total)
 	}
 	t := []byte(text)
 	eol := newline

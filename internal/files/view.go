@@ -172,7 +172,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 	if eof {
 		v.Lines = line
 		if first > line && !(first == 1 && line == 0) {
-			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %d lines", first, path, line)
+			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %s", first, path, nLines(line))
 		}
 		if opts.Start != 0 && opts.End != -1 && opts.End > line {
 			v.AskedEnd = opts.End

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,10 +94,47 @@ func decodeArgs[In any](args json.RawMessage, quick quickCheck, schema *jsonsche
 	if len(args) > 0 {
 		// Names match exactly: validation refused any other spelling.
 		if err := json.Unmarshal(args, &in); err != nil {
-			return in, fmt.Errorf("decoding \"arguments\": %v", err)
+			// JSON Schema counts 1500.0 and 1.5e3 as integers; Go's decoder does not.
+			if json.Unmarshal(integralNumbers(args), &in) != nil {
+				return in, fmt.Errorf("decoding \"arguments\": %v", err)
+			}
 		}
 	}
 	return in, nil
+}
+
+// integralNumbers rewrites the numbers in args that have integer values (1500.0, 1.5e3)
+// as integers.
+func integralNumbers(args json.RawMessage) json.RawMessage {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return args
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case json.Number:
+			if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+				return json.Number(strconv.FormatInt(int64(f), 10))
+			}
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		}
+		return v
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return args
+	}
+	return b
 }
 
 // quickCheck validates the common case without the general validator, which costs

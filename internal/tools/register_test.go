@@ -62,3 +62,32 @@ func TestQuickCheckAgreesWithValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeArgsIntegralNumbers: JSON Schema counts 1500.0 as an integer, and so does
+// decoding, as a client that computes a timeout in floating point expects.
+func TestDecodeArgsIntegralNumbers(t *testing.T) {
+	t.Parallel()
+	bashSchema := mustSchema(reflect.TypeFor[BashArgs]())
+	resolved, err := bashSchema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{`{"command":"x","timeout":1500.0}`, `{"command":"x","timeout":1.5e3}`} {
+		in, err := decodeArgs[BashArgs](json.RawMessage(args), newQuickCheck(bashSchema), resolved)
+		if err != nil || in.Timeout != 1500 {
+			t.Errorf("decodeArgs(%s) = %+v, %v; want timeout 1500", args, in, err)
+		}
+	}
+	if _, err := decodeArgs[BashArgs](json.RawMessage(`{"command":"x","timeout":1500.5}`), newQuickCheck(bashSchema), resolved); err == nil {
+		t.Error("timeout 1500.5 was accepted")
+	}
+	viewSchema := schemaFor[ViewArgs]()
+	vr, err := viewSchema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := decodeArgs[ViewArgs](json.RawMessage(`{"path":"a","view_range":[1.0,2e0]}`), newQuickCheck(viewSchema), vr)
+	if err != nil || in.ViewRange == nil {
+		t.Errorf("view_range [1.0, 2e0]: %+v, %v", in, err)
+	}
+}

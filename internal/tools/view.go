@@ -110,7 +110,7 @@ func formatView(abs string, v *files.FileView, limit int64) string {
 	case v.Capped:
 		note("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
 	case v.AskedEnd != 0:
-		note("view_range end %d is past the end of the file, which has %d lines: showed lines %d-%d", v.AskedEnd, v.Lines, v.First, v.Last)
+		note("view_range end %d is past the end of the file, which has %s: showed lines %d-%d", v.AskedEnd, plural(v.Lines, "line"), v.First, v.Last)
 	case v.More && v.First == 1 && v.Last == files.DefaultLines:
 		note("Showed lines 1-%d; the file goes on (%s bytes in all). view_range [%d, %d] shows the next %d lines", v.Last, count(v.Size), v.Last+1, v.Last+files.DefaultLines, files.DefaultLines)
 	}
