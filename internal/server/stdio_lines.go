@@ -59,6 +59,12 @@ func (f *lineFilter) fill() {
 		}
 		f.buf = f.buf[i+1:]
 	}
+	if !f.skipping && completeValue(f.buf) {
+		// A client that does not end its message with a newline, but waits for the
+		// answer, still gets one.
+		f.check(f.buf)
+		f.buf = f.buf[:0]
+	}
 	if len(f.buf) > maxStdioLine && !f.skipping {
 		f.reject(nil, codeInvalidRequest, "message too large: a line may hold at most 64 MiB")
 		f.skipping = true
@@ -75,6 +81,18 @@ func (f *lineFilter) fill() {
 	if len(f.buf) == 0 {
 		f.buf = nil // let a large line's buffer go
 	}
+}
+
+// completeValue reports whether b, which has no newline, already holds a whole JSON
+// object or array. Only small ones are checked, so that a large message arriving in
+// pieces is not scanned again for each piece.
+func completeValue(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || len(b) > 1<<20 {
+		return false
+	}
+	last := b[len(b)-1]
+	return (last == '}' || last == ']') && json.Valid(b)
 }
 
 // check passes line on to the SDK, or answers it with an error.

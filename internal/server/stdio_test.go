@@ -145,6 +145,13 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 			t.Errorf("ping after bad line %d: %v, want its result", i, m)
 		}
 	}
+	// A message without its newline, from a client that waits for the answer.
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":99,"method":"ping"}`); err != nil {
+		t.Fatal(err)
+	}
+	if m := reply(); m["id"] != float64(99) || m["result"] == nil {
+		t.Errorf("ping without a newline: %v", m)
+	}
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Errorf("RunStdio: %v", err)
