@@ -24,6 +24,7 @@ type lineFilter struct {
 	accept func(requests int)                             // a line went through
 	reject func(id json.RawMessage, code int, msg string) // a line was answered with an error
 
+	chunk    []byte // what one read fills
 	buf      []byte // read, not yet split into lines
 	out      []byte // lines checked and not yet read by the SDK
 	err      error  // from r, reported once buf and out are used up
@@ -44,9 +45,11 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 
 // fill reads what the client sent and checks the lines it completes.
 func (f *lineFilter) fill() {
-	chunk := make([]byte, 64<<10)
-	n, err := f.r.Read(chunk)
-	f.buf = append(f.buf, chunk[:n]...)
+	if f.chunk == nil {
+		f.chunk = make([]byte, 64<<10)
+	}
+	n, err := f.r.Read(f.chunk)
+	f.buf = append(f.buf, f.chunk[:n]...)
 	for {
 		i := bytes.IndexByte(f.buf, '\n')
 		if i < 0 {
