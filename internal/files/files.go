@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -132,7 +133,22 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, err
 	}
+	// A file on disk is never waited for. A pseudo-file that waits for data (such as
+	// /proc/kmsg) can be polled, and then the deadline bounds the wait; it does not
+	// apply to files that cannot be polled.
+	_ = f.SetReadDeadline(time.Now().Add(specialFileWait))
 	return f, info, nil
+}
+
+// specialFileWait bounds how long a read waits on a pseudo-file that has nothing to give.
+const specialFileWait = time.Second
+
+// readFailed words an error from reading path.
+func readFailed(path string, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return errorf(ErrUnsupported, "%s is a special file that waits for data; the file tools read only what a file already holds: use bash with a timeout instead", path)
+	}
+	return fmt.Errorf("reading %s: %w", path, err)
 }
 
 // readRegular reads the whole regular file at path, refusing files over limit bytes.
@@ -148,7 +164,7 @@ func readRegular(path string, limit int64) ([]byte, fs.FileInfo, error) {
 	// Read one byte past the limit, in case the file grew since the stat.
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, nil, readFailed(path, err)
 	}
 	if int64(len(data)) > limit {
 		return nil, nil, tooLarge(path, int64(len(data)), limit)

@@ -72,7 +72,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 	if v.Size <= wholeFileLimit {
 		v.Content, err = io.ReadAll(io.LimitReader(f, wholeFileLimit))
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, readFailed(path, err)
 		}
 		v.Digest = ContentDigest(v.Content)
 		lr = lineReader{data: v.Content, eof: true}
@@ -83,7 +83,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 		lr = lineReader{r: f, buf: *buf}
 		lr.fill()
 		if lr.err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, lr.err)
+			return nil, readFailed(path, lr.err)
 		}
 	}
 
@@ -98,7 +98,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 		}
 		rest, err := io.ReadAll(io.LimitReader(f, opts.MaxFileSize-int64(len(lr.data))))
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, readFailed(path, err)
 		}
 		v.Image = append(append(make([]byte, 0, len(lr.data)+len(rest)), lr.data...), rest...)
 		return v, nil
@@ -115,7 +115,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 			lr.data = asLF(v.Content)
 		} else {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, fmt.Errorf("reading %s: %w", path, err)
+				return nil, readFailed(path, err)
 			}
 			lr = lineReader{r: &crReader{r: f}, buf: lr.buf}
 		}
@@ -159,14 +159,14 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 		}
 	}
 	if lr.err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, lr.err)
+		return nil, readFailed(path, lr.err)
 	}
 	v.Last = line
 	if !eof && !lr.more() {
 		eof = true
 	}
 	if lr.err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, lr.err)
+		return nil, readFailed(path, lr.err)
 	}
 	v.More = !eof
 	if eof {

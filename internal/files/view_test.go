@@ -333,3 +333,30 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestViewSpecialFileThatWaits: a pseudo-file whose reads wait for data (the kernel log)
+// is refused after a short wait instead of hanging the call.
+func TestViewSpecialFileThatWaits(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("/proc/kmsg")
+	if err != nil {
+		t.Skip("/proc/kmsg cannot be opened here")
+	}
+	f.Close()
+	for _, opts := range []ViewOptions{{MaxFileSize: 1 << 20}, {Start: 1, End: 5, MaxFileSize: 1 << 20}} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := View("/proc/kmsg", opts)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			// Unread kernel messages, if any, are read; otherwise the wait is refused.
+			if err != nil && (!errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "waits for data")) {
+				t.Errorf("View(/proc/kmsg, %+v) = %v, want content or an unsupported-file error", opts, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("View(/proc/kmsg, %+v) hung", opts)
+		}
+	}
+}

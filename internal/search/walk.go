@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Scope decides which paths may appear in results; [pathscope.Resolver] implements it.
@@ -406,9 +407,14 @@ func joinPath(dir, name string) string {
 }
 
 // openNoBlock opens name for reading without blocking, so that a FIFO swapped in after the
-// type check cannot hang the search.
+// type check cannot hang the search, and bounds how long a read may wait on a pseudo-file
+// that waits for data (such as /proc/kmsg).
 func openNoBlock(name string) (*os.File, error) {
-	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err == nil {
+		_ = f.SetReadDeadline(time.Now().Add(time.Second))
+	}
+	return f, err
 }
 
 // workerCount is how many goroutines walk and search at once.
