@@ -339,7 +339,7 @@ func skippedNote(searched int, what string, s search.Skipped, maxSize int64) str
 	add(s.Hidden, "hidden (hidden: true includes them)")
 	add(s.Binary, "binary")
 	add(s.TooLarge, fmt.Sprintf("over the %s size limit (--max-file-size)", size(maxSize)))
-	add(s.Special, "FIFOs, sockets or devices (never opened)")
+	add(s.Special, "special: FIFOs, sockets, devices (never opened)")
 	add(s.Symlinks, "symlinks not followed (to directories, dangling or out of scope)")
 	add(s.Unreadable, "unreadable")
 	head := ""

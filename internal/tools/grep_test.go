@@ -274,7 +274,7 @@ func TestGrepFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatalf("grep with a FIFO in the tree: %v", err)
 	}
-	if got := textOf(res); !strings.Contains(got, "a.txt") || !strings.Contains(got, "1 FIFOs, sockets or devices") {
+	if got := textOf(res); !strings.Contains(got, "a.txt") || !strings.Contains(got, "1 special: FIFOs, sockets, devices") {
 		t.Errorf("grep with a FIFO = %q, want a.txt and the FIFO counted", got)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "grep", Arguments: map[string]any{"pattern": "needle", "path": "pipe"}})
