@@ -1,9 +1,6 @@
 package server
 
 import (
-	"bufio"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -18,31 +15,13 @@ import (
 //
 // bench/bashbench measures the same over a real process boundary, next to a raw spawn.
 func BenchmarkStdioBashTrue(b *testing.B) {
-	cfg := newConfig(b)
-	cfg.Transport = "stdio"
-	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), os.Environ())
-	if err != nil {
-		b.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- srv.RunStdio(b.Context(), inR, outW) }()
-	out := bufio.NewReader(outR)
+	c := stdioPipes(b, os.Environ())
 	roundTrip := func(line string) string {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		reply, err := out.ReadString('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return reply
+		c.write(line + "\n")
+		return c.read()
 	}
 	roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
+	c.write(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true"}}}`
 	defer selfCPUPerOp(b)()
 	for b.Loop() {
@@ -50,8 +29,7 @@ func BenchmarkStdioBashTrue(b *testing.B) {
 			b.Fatalf("unexpected reply: %s", reply)
 		}
 	}
-	inW.Close()
-	if err := <-done; err != nil {
+	if err := c.close(); err != nil {
 		b.Fatal(err)
 	}
 }

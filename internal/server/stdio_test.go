@@ -105,27 +105,10 @@ func TestInspect(t *testing.T) {
 // error, and the session goes on.
 func TestStdioSurvivesBadLines(t *testing.T) {
 	t.Parallel()
-	cfg := newConfig(t)
-	cfg.Transport = "stdio"
-	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- srv.RunStdio(t.Context(), inR, outW) }()
-	out := bufio.NewReader(outR)
-	send := func(line string) {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := stdioPipes(t, nil)
+	send := func(line string) { c.write(line + "\n") }
 	reply := func() map[string]any {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("no reply: %v", err)
-		}
+		line := c.read()
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("reply %q: %v", line, err)
@@ -146,14 +129,55 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 		}
 	}
 	// A message without its newline, from a client that waits for the answer.
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":99,"method":"ping"}`); err != nil {
-		t.Fatal(err)
-	}
+	c.write(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
 	if m := reply(); m["id"] != float64(99) || m["result"] == nil {
 		t.Errorf("ping without a newline: %v", m)
 	}
-	inW.Close()
-	if err := <-done; err != nil {
+	if err := c.close(); err != nil {
 		t.Errorf("RunStdio: %v", err)
 	}
+}
+
+// stdioClient is a test's end of a server run over in-memory STDIO pipes.
+type stdioClient struct {
+	tb   testing.TB
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+}
+
+// stdioPipes starts a STDIO server whose commands see environ.
+func stdioPipes(tb testing.TB, environ []string) *stdioClient {
+	cfg := newConfig(tb)
+	cfg.Transport = "stdio"
+	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), environ)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &stdioClient{tb: tb, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() { c.done <- srv.RunStdio(tb.Context(), inR, outW) }()
+	return c
+}
+
+func (c *stdioClient) write(s string) {
+	if _, err := io.WriteString(c.in, s); err != nil {
+		c.tb.Fatal(err)
+	}
+}
+
+// read returns the next line the server wrote.
+func (c *stdioClient) read() string {
+	line, err := c.out.ReadString('\n')
+	if err != nil {
+		c.tb.Fatalf("no reply: %v", err)
+	}
+	return line
+}
+
+// close ends the client's input and returns what RunStdio returned.
+func (c *stdioClient) close() error {
+	c.in.Close()
+	return <-c.done
 }
