@@ -59,7 +59,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		cfg:      cfg,
 		log:      log,
 		scope:    scope,
-		env:      scrubEnv(environ, cfg.Token),
+		env:      commandEnv(environ, cfg.Token),
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session.Session),
 
@@ -164,18 +164,30 @@ func (s *Server) closeStates() {
 	}
 }
 
-// scrubEnv drops Boris's own settings that are secret from the environment commands see.
-func scrubEnv(environ []string, token string) []string {
-	out := make([]string, 0, len(environ))
+// commandEnv is the environment commands start with: Boris's own, without its secrets,
+// and with defaults for running without a terminal where it sets none.
+func commandEnv(environ []string, token string) []string {
+	out := make([]string, 0, len(environ)+len(noTerminal))
+	set := map[string]bool{}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		if k == "BORIS_TOKEN" || (token != "" && strings.Contains(v, token)) {
 			continue
 		}
+		set[k] = true
 		out = append(out, kv)
+	}
+	for _, kv := range noTerminal {
+		if k, _, _ := strings.Cut(kv, "="); !set[k] {
+			out = append(out, kv)
+		}
 	}
 	return out
 }
+
+// noTerminal keeps git from waiting for someone at a terminal: an editor for a commit
+// message (git commit without -m fails at once instead), or a password prompt.
+var noTerminal = []string{"GIT_EDITOR=true", "GIT_TERMINAL_PROMPT=0"}
 
 func randomID() string {
 	b := make([]byte, 8)

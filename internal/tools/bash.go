@@ -51,7 +51,7 @@ type BashResult struct {
 
 const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
 
-Each call runs a fresh shell with stdin at EOF, in its own process group. The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
+Each call runs a fresh shell with stdin at EOF and no terminal, in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
 timeout is in milliseconds (default %d, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -464,5 +465,33 @@ func TestBashHugeExportDoesNotBreakTheSession(t *testing.T) {
 	res, out := bash(t, cs, map[string]any{"command": `echo "${#BIG} $SMALL"`})
 	if res.IsError || out.Stdout != "0 1\n" {
 		t.Errorf("next call: %s; want BIG dropped and SMALL kept", textOf(res))
+	}
+}
+
+// TestBashRunsWithoutATerminal: git never waits for an editor or a password prompt, unless
+// the server's environment says otherwise.
+func TestBashRunsWithoutATerminal(t *testing.T) {
+	// Not parallel: it sets the server's environment.
+	for _, k := range []string{"GIT_EDITOR", "GIT_TERMINAL_PROMPT"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	cfg := testConfig(t)
+	cs, _ := connect(t, cfg, nil)
+	if _, out := bash(t, cs, map[string]any{"command": `echo "$GIT_EDITOR $GIT_TERMINAL_PROMPT"`}); out.Stdout != "true 0\n" {
+		t.Errorf("GIT_EDITOR and GIT_TERMINAL_PROMPT = %q, want true 0", out.Stdout)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		script := "git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q --allow-empty 2>&1; echo status $?"
+		res, out := bash(t, cs, map[string]any{"command": script, "timeout": 20000})
+		if out.TimedOut || !strings.Contains(out.Stdout, "status 1") {
+			t.Errorf("git commit without -m: %s; want it to fail at once", textOf(res))
+		}
+	}
+
+	t.Setenv("GIT_EDITOR", "my-editor")
+	cs, _ = connect(t, cfg, nil)
+	if _, out := bash(t, cs, map[string]any{"command": `echo "$GIT_EDITOR"`}); out.Stdout != "my-editor\n" {
+		t.Errorf("a GIT_EDITOR the server had = %q, want it kept", out.Stdout)
 	}
 }
