@@ -135,7 +135,7 @@ func Run(ctx context.Context, c Command) (*Process, Result, error) {
 	return p, p.Wait(ctx), nil
 }
 
-// Start starts c in its own process group.
+// Start starts c in its own session and process group, with no controlling terminal.
 func Start(c Command) (*Process, error) {
 	if c.Grace <= 0 {
 		c.Grace = DefaultGrace
@@ -210,7 +210,9 @@ func Start(c Command) (*Process, error) {
 	if p.report != nil {
 		files = append(files, p.report.Fd())
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true}
+	// Its own session, so its own process group, and no controlling terminal: when Boris
+	// runs in a terminal, sudo, ssh and the like fail at once instead of prompting there.
+	sys := &syscall.SysProcAttr{Setsid: true}
 	if pidfdsWork() {
 		sys.PidFD = &p.pidfd
 	}
@@ -418,7 +420,7 @@ func reap(pgid int) {
 	}
 }
 
-// mySession is this process's session: children it starts stay in it.
+// mySession is this process's session; commands start sessions of their own.
 var mySession, _ = unix.Getsid(0)
 
 // markVar names the environment variable that marks a command's processes.
@@ -486,8 +488,8 @@ func StopMarked(mark string, grace time.Duration) {
 }
 
 // running reports whether pid is a process that is not a zombie. An exited process from
-// another session handed to this one as an orphan is reaped; children this process
-// started itself share its session and are left to os/exec.
+// another session handed to this one as an orphan is reaped. Callers never pass a shell
+// this package is still waiting for: [Marked] leaves out the command's own group.
 func running(pid int) bool {
 	if sid, err := unix.Getsid(pid); err == nil && sid != mySession {
 		var ws syscall.WaitStatus

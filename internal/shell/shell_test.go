@@ -341,3 +341,15 @@ func TestLongScript(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnSessionNoTerminal: a command leads a session of its own, with no controlling
+// terminal, so nothing it runs can prompt on the terminal Boris was started from.
+func TestOwnSessionNoTerminal(t *testing.T) {
+	t.Parallel()
+	c := command(t, "/bin/bash", `read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat; echo "$$ $pgrp $sid $tty"`)
+	p, _ := run(t, c)
+	f := strings.Fields(p.Stdout.Text(DefaultBudget).Text)
+	if len(f) != 4 || f[0] != f[1] || f[0] != f[2] || f[3] != "0" {
+		t.Errorf("pid pgrp sid tty = %q, want the shell leading its group and session, with tty 0", f)
+	}
+}
