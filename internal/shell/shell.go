@@ -312,19 +312,27 @@ func (p *Process) Wait(ctx context.Context) Result {
 // SIGKILL. It is safe to call more than once and from several goroutines.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
-		escaped := Marked(p.mark, p.pgid)
-		if !p.alive() && len(escaped) == 0 {
-			return
-		}
-		signal := func(sig syscall.Signal) {
-			if p.alive() {
+		var escaped []int
+		// A process may leave the group (setsid) at any moment, so the ones that did are
+		// looked for after the group is signalled: one leaving in between is still found.
+		signal := func(sig syscall.Signal) bool {
+			group := p.alive()
+			if group {
 				_ = syscall.Kill(-p.pgid, sig)
+			}
+			for _, pid := range Marked(p.mark, p.pgid) {
+				if !slices.Contains(escaped, pid) {
+					escaped = append(escaped, pid)
+				}
 			}
 			for _, pid := range escaped {
 				_ = syscall.Kill(pid, sig)
 			}
+			return group || len(escaped) > 0
 		}
-		signal(syscall.SIGTERM)
+		if !signal(syscall.SIGTERM) {
+			return
+		}
 		if p.waitGone(p.grace, &escaped) {
 			return
 		}
@@ -470,20 +478,22 @@ func Marked(mark string, except int) []int {
 // StopMarked ends the processes [Marked] finds for mark: SIGTERM, then SIGKILL after
 // grace for those still running.
 func StopMarked(mark string, grace time.Duration) {
-	pids := Marked(mark, 0)
-	if len(pids) == 0 {
-		return
-	}
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-	}
-	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if pids = slices.DeleteFunc(pids, func(pid int) bool { return !running(pid) }); len(pids) == 0 {
+	// A second look finds a process that was between fork and exec at the first, when
+	// its environment could not be read.
+	for range 2 {
+		pids := Marked(mark, 0)
+		if len(pids) == 0 {
 			return
 		}
-	}
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+		for deadline := time.Now().Add(grace); len(pids) > 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			pids = slices.DeleteFunc(pids, func(pid int) bool { return !running(pid) })
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 
