@@ -166,7 +166,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	if after == 0 {
 		where = "at the top"
 	}
-	s := fmt.Sprintf("Inserted %d line(s) %s of %s (now lines %d-%d). The edited region reads:\n%s", e.Last-e.First+1, where, abs, e.First, e.Last, e.Snippet)
+	s := fmt.Sprintf("Inserted %s %s of %s (now lines %d-%d). The edited region reads:\n%s", plural(e.Last-e.First+1, "line"), where, abs, e.First, e.Last, e.Snippet)
 	switch {
 	case e.CR:
 		s += "\n(The text was written with CR line endings, like the rest of the file.)"
