@@ -127,16 +127,9 @@ func inspect(line []byte) (requests int, _ *lineError) {
 	if !json.Valid(line) {
 		return 0, &lineError{code: codeParseError, msg: "parse error: the line is not one valid JSON value (send one JSON-RPC message per line)"}
 	}
-	msgs := [][]byte{line}
-	if line[0] == '[' {
-		var batch []json.RawMessage
-		if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
-			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an empty batch"}
-		}
-		msgs = msgs[:0]
-		for _, m := range batch {
-			msgs = append(msgs, m)
-		}
+	msgs := splitBatch(line)
+	if len(msgs) == 0 {
+		return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an empty batch"}
 	}
 	for _, m := range msgs {
 		f, ok := topFields(m)
@@ -153,13 +146,48 @@ func inspect(line []byte) (requests int, _ *lineError) {
 			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an id is a string, a number or null"}
 		case f.method != nil && f.method[0] != '"':
 			return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "method" must be a string`, id: id}
-		case f.method == nil && (f.id == nil || string(f.id) == "null"):
+		case f.method == nil && !f.answerable():
 			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a message needs a method, or an id to answer"}
-		case f.method != nil && f.id != nil && string(f.id) != "null":
+		case f.request():
 			requests++
 		}
 	}
 	return requests, nil
+}
+
+// classify counts the requests and the replies in a line of valid JSON: a message, or a
+// batch of them. It reads only the members that decide that.
+func classify(line []byte) (requests, replies int) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return 0, 0
+	}
+	for _, m := range splitBatch(line) {
+		switch f, _ := topFields(m); {
+		case f.request():
+			requests++
+		case f.reply():
+			replies++
+		}
+	}
+	return requests, replies
+}
+
+// splitBatch returns the messages in line (valid JSON, not empty): the line itself, or
+// the members of a batch.
+func splitBatch(line []byte) [][]byte {
+	if line[0] != '[' {
+		return [][]byte{line}
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(line, &batch) != nil {
+		return nil
+	}
+	msgs := make([][]byte, len(batch))
+	for i, m := range batch {
+		msgs[i] = m
+	}
+	return msgs
 }
 
 // fields are the raw values of a message's top-level members that decide its kind; nil
@@ -167,6 +195,14 @@ func inspect(line []byte) (requests int, _ *lineError) {
 type fields struct {
 	jsonrpc, id, method json.RawMessage
 }
+
+// request reports whether the message is a request: a method and an id that is not null.
+func (f fields) request() bool { return f.method != nil && f.answerable() }
+
+// reply reports whether the message answers a request: an id, and no method.
+func (f fields) reply() bool { return f.method == nil && f.answerable() }
+
+func (f fields) answerable() bool { return f.id != nil && string(f.id) != "null" }
 
 // topFields finds the members of the JSON object m (valid JSON) by their exact names, as
 // the SDK does; ok is false if m is not an object.
@@ -248,4 +284,37 @@ func jsonString(v json.RawMessage) string {
 		return ""
 	}
 	return s
+}
+
+// stringEnd returns the index just past the JSON string starting at line[i].
+func stringEnd(line []byte, i int) int {
+	for j := i + 1; j < len(line); {
+		k := bytes.IndexAny(line[j:], `"\`)
+		if k < 0 {
+			return len(line)
+		}
+		j += k
+		if line[j] == '"' {
+			return j + 1
+		}
+		j += 2 // an escape
+	}
+	return len(line)
+}
+
+// jsonKey returns the text of a quoted JSON string, unescaping it only when it has escapes.
+func jsonKey(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	_ = json.Unmarshal(quoted, &s)
+	return s
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
 }
