@@ -39,6 +39,7 @@ func (s *Server) Handler() http.Handler {
 	}))
 
 	var mcpHandler http.Handler = streamable
+	mcpHandler = s.killOnDelete(mcpHandler)
 	mcpHandler = s.limitSessions(mcpHandler)
 	mcpHandler = s.checkOrigin(mcpHandler, cop.Handler(mcpHandler))
 	mcpHandler = s.authenticate(mcpHandler)
@@ -186,6 +187,18 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	})
 }
 
+// killOnDelete ends a session's commands as soon as the client deletes the session: the
+// SDK closes a session only once its calls have returned, so a running command would hold
+// the DELETE until it finished by itself.
+func (s *Server) killOnDelete(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			s.closeState(id)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // limitSessions refuses to open a session past --max-sessions. It counts the sessions it
 // saw open, forgetting one as soon as its DELETE succeeds, so a client that closes a session
 // can open another at once.
@@ -203,10 +216,6 @@ func (s *Server) limitSessions(next http.Handler) http.Handler {
 			next.ServeHTTP(sw, r)
 			sw.settle()
 		case r.Method == http.MethodDelete && id != "":
-			// End the session's commands first: the SDK closes a session only once its
-			// calls have returned, so a running command would hold the DELETE until it
-			// finished by itself.
-			s.closeState(id)
 			next.ServeHTTP(w, r)
 			s.forgetSession(id)
 		default:
