@@ -53,12 +53,12 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 			piece = append(append([]byte{}, piece...), eol...)
 		}
 	}
+	if size := int64(len(data)) + int64(len(piece)); size > opts.MaxFileSize {
+		return nil, errorf(ErrTooLarge, "the insertion would make %s %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
+			path, thousands(size), thousands(opts.MaxFileSize))
+	}
 	out := make([]byte, 0, len(data)+len(piece))
 	out = append(append(append(out, data[:off]...), piece...), data[off:]...)
-	if int64(len(out)) > opts.MaxFileSize {
-		return nil, errorf(ErrTooLarge, "the insertion would make %s %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
-			path, thousands(int64(len(out))), thousands(opts.MaxFileSize))
-	}
 	if err := writable(path, info); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,12 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 		e.Snippet = snippet(data, e.First, e.Last)
 		return e, nil
 	}
+	// The size is known before anything is built: many matches of a short old_str, each
+	// replaced by a long new_str, would otherwise take gigabytes before being refused.
+	if size := int64(len(data)) + int64(len(at))*(int64(len(n))-int64(len(o))); size > opts.MaxFileSize {
+		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes (%d replacements of %s bytes with %s bytes), over the %s-byte limit (--max-file-size); nothing was written",
+			path, thousands(size), len(at), thousands(int64(len(o))), thousands(int64(len(n))), thousands(opts.MaxFileSize))
+	}
 	out := make([]byte, 0, len(data)+len(at)*(len(n)-len(o)))
 	prev := 0
 	for _, i := range at {
@@ -65,10 +71,6 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 		prev = i + len(o)
 	}
 	out = append(out, data[prev:]...)
-	if int64(len(out)) > opts.MaxFileSize {
-		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
-			path, thousands(int64(len(out))), thousands(opts.MaxFileSize))
-	}
 	if err := writable(path, info); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,52 @@
+package files
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// allocated returns how many bytes f allocates. Tests that use it do not run in parallel, so
+// little else allocates meanwhile.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A replace_all whose result would be far over the limit is refused before the result is
+// built: 100,000 one-byte matches, each replaced by 2 KB, would take 200 MB.
+func TestReplaceAllOverLimitAllocatesLittle(t *testing.T) {
+	p := writeFile(t, "f.txt", strings.Repeat("a", 100_000)+"\n")
+	var err error
+	n := allocated(func() {
+		_, err = Replace(p, "a", strings.Repeat("x", 2000), true, EditOptions{MaxFileSize: limit})
+	})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Replace error = %v, want ErrTooLarge", err)
+	}
+	for _, want := range []string{"200,000,001 bytes", "10,485,760-byte limit", "100000 replacements", "nothing was written"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if n > 20<<20 {
+		t.Errorf("refusing the edit allocated %d MB, want under 20 MB", n>>20)
+	}
+	if got := readBack(t, p); len(got) != 100_001 {
+		t.Errorf("the file changed to %d bytes", len(got))
+	}
+}
+
+// An insertion over the limit is refused with the size it would have made.
+func TestInsertOverLimit(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "f.txt", "a\nb\n")
+	_, err := Insert(p, 1, strings.Repeat("x", 20), EditOptions{MaxFileSize: 16})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "25 bytes, over the 16-byte limit") {
+		t.Errorf("Insert error = %v, want ErrTooLarge saying 25 bytes over the 16-byte limit", err)
+	}
+}
