@@ -121,38 +121,36 @@ type lineError struct {
 	id   json.RawMessage // the id to answer to, if the line had a usable one
 }
 
-// inspect checks that line holds one JSON-RPC message, or a batch of them, in the form the
-// SDK takes, and counts the requests (a method and an id) in it.
+// inspect checks that line holds one JSON-RPC message in the form the SDK takes, and counts
+// the requests (a method and an id) in it: 0 or 1. A batch (a JSON array) is refused: the
+// SDK's STDIO connection ends at one, and MCP has no batches since protocol 2025-06-18.
 func inspect(line []byte) (requests int, _ *lineError) {
 	if !json.Valid(line) {
 		return 0, &lineError{code: codeParseError, msg: "parse error: the line is not one valid JSON value (send one JSON-RPC message per line)"}
 	}
-	msgs := splitBatch(line)
-	if len(msgs) == 0 {
-		return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an empty batch"}
+	if line[0] == '[' {
+		return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: JSON-RPC batches (arrays) are not supported; send each message as its own line"}
 	}
-	for _, m := range msgs {
-		f, ok := topFields(m)
-		var id json.RawMessage
-		if isID(f.id) {
-			id = f.id
-		}
-		switch {
-		case !ok:
-			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a JSON-RPC message is a JSON object"}
-		case jsonString(f.jsonrpc) != "2.0":
-			return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "jsonrpc" must be "2.0"`, id: id}
-		case f.id != nil && !isID(f.id):
-			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an id is a string, a number or null"}
-		case f.method != nil && f.method[0] != '"':
-			return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "method" must be a string`, id: id}
-		case f.method == nil && !f.answerable():
-			return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a message needs a method, or an id to answer"}
-		case f.request():
-			requests++
-		}
+	f, ok := topFields(line)
+	var id json.RawMessage
+	if isID(f.id) {
+		id = f.id
 	}
-	return requests, nil
+	switch {
+	case !ok:
+		return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a JSON-RPC message is a JSON object"}
+	case jsonString(f.jsonrpc) != "2.0":
+		return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "jsonrpc" must be "2.0"`, id: id}
+	case f.id != nil && !isID(f.id):
+		return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: an id is a string, a number or null"}
+	case f.method != nil && f.method[0] != '"':
+		return 0, &lineError{code: codeInvalidRequest, msg: `invalid request: "method" must be a string`, id: id}
+	case f.method == nil && !f.answerable():
+		return 0, &lineError{code: codeInvalidRequest, msg: "invalid request: a message needs a method, or an id to answer"}
+	case f.request():
+		return 1, nil
+	}
+	return 0, nil
 }
 
 // classify counts the requests and the replies in a line of valid JSON: a message, or a

@@ -74,7 +74,7 @@ func TestInspect(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"a","result":{}}`, 0, 0},
 		{`{"method":"ping","params":{"jsonrpc":"1.0","id":{}},"id":2,"jsonrpc":"2.0"}`, 1, 0},
 		{`{"jsonrpc":"\u0032.0","id":1,"method":"ping"}`, 1, 0},
-		{`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]`, 2, 0},
+		{`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]`, 0, codeInvalidRequest},
 		{`not json`, 0, codeParseError},
 		{`{"a":1} {"b":2}`, 0, codeParseError},
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, 0, codeParseError},
@@ -118,7 +118,8 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	reply()
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	for i, bad := range []string{"not json", `{"foo":1}`, `[]`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`, strings.Repeat("x", 100<<10)} {
+	for i, bad := range []string{"not json", `{"foo":1}`, `[]`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`, strings.Repeat("x", 100<<10),
+		`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`} {
 		send(bad)
 		if m := reply(); m["error"] == nil {
 			t.Errorf("line %d: reply %v, want an error", i, m)
