@@ -25,6 +25,7 @@ type globPath struct {
 	// strictTail makes a trailing '**' match one or more segments, as in .gitignore,
 	// where "dir/**" matches what is inside dir but not dir itself.
 	strictTail bool
+	anys       int // how many '**' segments
 }
 
 // segment is one slash-separated part of a pattern.
@@ -79,6 +80,7 @@ func compilePath(p string) (globPath, error) {
 				continue
 			}
 			gp.segs = append(gp.segs, segment{kind: segAny})
+			gp.anys++
 			continue
 		}
 		seg, err := compileSegment(s)
@@ -182,41 +184,66 @@ func (gp *globPath) match(rel string) bool {
 		}
 		return gp.segs[1].match(base)
 	}
-	return matchSegs(gp.segs, rel, gp.strictTail)
+	return gp.matcher(rel).at(0, 0)
 }
 
-// matchSegs matches segs against the slash-separated path p.
-func matchSegs(segs []segment, p string, strictTail bool) bool {
-	for len(segs) > 0 {
-		s := &segs[0]
-		if s.kind == segAny {
-			rest := segs[1:]
-			if len(rest) == 0 {
-				return true
-			}
-			for {
-				if matchSegs(rest, p, strictTail) {
-					return true
-				}
-				i := strings.IndexByte(p, '/')
-				if i < 0 {
-					return false
-				}
-				p = p[i+1:]
-			}
-		}
-		head, tail, more := strings.Cut(p, "/")
-		if !s.match(head) {
-			return false
-		}
-		segs = segs[1:]
-		if !more {
-			// Nothing left of the path: only a trailing '**' may remain.
-			return len(segs) == 0 || len(segs) == 1 && segs[0].kind == segAny && !strictTail
-		}
-		p = tail
+// matcher returns a matcher of gp's segments against rel. Only a pattern with several '**'
+// needs to remember failures: with one, each split is tried once anyway.
+func (gp *globPath) matcher(rel string) *segMatcher {
+	m := &segMatcher{segs: gp.segs, p: rel, strictTail: gp.strictTail}
+	if gp.anys > 1 {
+		m.failed = make([]bool, len(gp.segs)*(len(rel)+1))
 	}
-	return false
+	return m
+}
+
+// segMatcher matches a pattern's segments against a slash-separated path. Each '**' may
+// take any number of path segments; with several of them, trying every split is
+// exponential, so the pairs (pattern segment, path offset) that failed are remembered and
+// never tried again: the work is then bounded by the pattern's segments times the path's.
+type segMatcher struct {
+	segs       []segment
+	p          string
+	strictTail bool
+	failed     []bool // [segment*(len(p)+1)+offset]; nil when the pattern has at most one '**'
+	steps      int    // pairs tried, for tests
+}
+
+// at reports whether segs[si:] match p[off:], where off starts a path segment.
+func (m *segMatcher) at(si, off int) bool {
+	m.steps++
+	if m.failed == nil {
+		return m.try(si, off)
+	}
+	k := si*(len(m.p)+1) + off
+	if m.failed[k] {
+		return false
+	}
+	ok := m.try(si, off)
+	m.failed[k] = !ok
+	return ok
+}
+
+func (m *segMatcher) try(si, off int) bool {
+	s := &m.segs[si]
+	head, _, more := strings.Cut(m.p[off:], "/")
+	next := off + len(head) + 1
+	if s.kind == segAny {
+		if si == len(m.segs)-1 {
+			return true
+		}
+		// '**' takes no more segments, or this one and perhaps more.
+		return m.at(si+1, off) || more && m.at(si, next)
+	}
+	if !s.match(head) {
+		return false
+	}
+	if !more {
+		// Nothing left of the path: only a trailing '**' may remain.
+		rest := m.segs[si+1:]
+		return len(rest) == 0 || len(rest) == 1 && rest[0].kind == segAny && !m.strictTail
+	}
+	return si+1 < len(m.segs) && m.at(si+1, next)
 }
 
 // LiteralPrefix returns the leading segments of a slash-containing pattern that have no
