@@ -1,6 +1,7 @@
 package files
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -23,7 +24,7 @@ func TestReplaceAllOverLimitAllocatesLittle(t *testing.T) {
 	p := writeFile(t, "f.txt", strings.Repeat("a", 100_000)+"\n")
 	var err error
 	n := allocated(func() {
-		_, err = Replace(p, "a", strings.Repeat("x", 2000), true, EditOptions{MaxFileSize: limit})
+		_, err = Replace(t.Context(), p, "a", strings.Repeat("x", 2000), true, EditOptions{MaxFileSize: limit})
 	})
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Replace error = %v, want ErrTooLarge", err)
@@ -48,5 +49,43 @@ func TestInsertOverLimit(t *testing.T) {
 	_, err := Insert(p, 1, strings.Repeat("x", 20), EditOptions{MaxFileSize: 16})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "25 bytes, over the 16-byte limit") {
 		t.Errorf("Insert error = %v, want ErrTooLarge saying 25 bytes over the 16-byte limit", err)
+	}
+}
+
+// The closest-match diagnosis of a large old_str that misses is bounded in work and in
+// length, and says when it was cut short. Unbounded, this case counts 20 million votes and
+// quotes 20,000 lines.
+func TestMissDiagnosisIsBounded(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "f.txt", strings.Repeat("x = 1\n", 100_000))
+	old := strings.Repeat("x = 1\n", 20_000) + "nope\n"
+	_, err := Replace(t.Context(), p, old, "y", false, EditOptions{MaxFileSize: limit})
+	if !errors.Is(err, ErrNoMatch) {
+		t.Fatalf("Replace error = %v, want ErrNoMatch", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"The closest text is at lines 1-20001", "cut short", "more lines not shown", "line 20001: file has \"x = 1\""} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%.2000s", want, msg)
+		}
+	}
+	if len(msg) > 10_000 {
+		t.Errorf("error is %d bytes long, want under 10,000", len(msg))
+	}
+}
+
+// A request that ends stops the diagnosis, which then says it was cut short.
+func TestMissDiagnosisStopsWithContext(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "f.txt", "a\nb\nc\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := Replace(ctx, p, "a\nB\nc\n", "y", false, EditOptions{MaxFileSize: limit})
+	if !errors.Is(err, ErrNoMatch) || !strings.Contains(err.Error(), "cut short") {
+		t.Errorf("Replace with an ended context: error = %v, want ErrNoMatch saying the search was cut short", err)
+	}
+	_, err = Replace(t.Context(), p, "a\nB\nc\n", "y", false, EditOptions{MaxFileSize: limit})
+	if !errors.Is(err, ErrNoMatch) || strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), "lines 1-3") {
+		t.Errorf("Replace: error = %v, want ErrNoMatch showing lines 1-3, not cut short", err)
 	}
 }

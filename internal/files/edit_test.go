@@ -74,7 +74,7 @@ func TestReplace(t *testing.T) {
 			t.Parallel()
 			p := writeFile(t, "f.txt", tt.content)
 			before, _ := os.Stat(p)
-			e, err := Replace(p, tt.old, tt.new, tt.all, EditOptions{MaxFileSize: limit})
+			e, err := Replace(t.Context(), p, tt.old, tt.new, tt.all, EditOptions{MaxFileSize: limit})
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Replace(%q, %q) error = %v, want %v", tt.old, tt.new, err, tt.wantErr)
@@ -118,7 +118,7 @@ func TestReplaceKeepsMode(t *testing.T) {
 	if err := os.Chmod(p, 0o751); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Replace(p, "a", "b", false, EditOptions{MaxFileSize: limit}); err != nil {
+	if _, err := Replace(t.Context(), p, "a", "b", false, EditOptions{MaxFileSize: limit}); err != nil {
 		t.Fatal(err)
 	}
 	info, _ := os.Stat(p)
@@ -157,7 +157,7 @@ func TestReplaceViewTracking(t *testing.T) {
 			t.Parallel()
 			p := writeFile(t, "f.txt", tt.content)
 			tt.opts.MaxFileSize = limit
-			e, err := Replace(p, tt.old, tt.new, false, tt.opts)
+			e, err := Replace(t.Context(), p, tt.old, tt.new, false, tt.opts)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.errHas) {
 					t.Fatalf("Replace error = %v, want %v containing %q", err, tt.wantErr, tt.errHas)
@@ -177,7 +177,7 @@ func TestReplaceViewTracking(t *testing.T) {
 		p := writeFile(t, "f.txt", "a\n")
 		info, _ := os.Stat(p)
 		d := StatDigest(info)
-		e, err := Replace(p, "a", "b", false, EditOptions{MaxFileSize: limit, RequireSeen: true, Seen: &d})
+		e, err := Replace(t.Context(), p, "a", "b", false, EditOptions{MaxFileSize: limit, RequireSeen: true, Seen: &d})
 		if err != nil || e.Changed {
 			t.Errorf("Replace after a partial view = %v, changed %v; want success, unchanged", err, e != nil && e.Changed)
 		}
@@ -325,7 +325,7 @@ func TestWriteFailureLeavesOriginal(t *testing.T) {
 		dir := filepath.Dir(p)
 		os.Chmod(dir, 0o555)
 		t.Cleanup(func() { os.Chmod(dir, 0o755) })
-		_, err := Replace(p, "original", "changed", false, EditOptions{MaxFileSize: limit})
+		_, err := Replace(t.Context(), p, "original", "changed", false, EditOptions{MaxFileSize: limit})
 		if err == nil || !strings.Contains(err.Error(), "left unchanged") {
 			t.Fatalf("Replace in a read-only directory error = %v, want a refusal", err)
 		}
@@ -338,7 +338,7 @@ func TestWriteFailureLeavesOriginal(t *testing.T) {
 func TestRestore(t *testing.T) {
 	t.Parallel()
 	p := writeFile(t, "f.txt", "one\n")
-	e, err := Replace(p, "one", "two", false, EditOptions{MaxFileSize: limit})
+	e, err := Replace(t.Context(), p, "one", "two", false, EditOptions{MaxFileSize: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func FuzzReplace(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Replace(p, old, new, false, EditOptions{MaxFileSize: limit})
+		_, err := Replace(t.Context(), p, old, new, false, EditOptions{MaxFileSize: limit})
 		got, _ := os.ReadFile(p)
 		if err != nil {
 			if !bytes.Equal(got, data) {
@@ -405,8 +405,8 @@ func FuzzReplaceCRLF(f *testing.F) {
 		pl, pc := filepath.Join(dir, "lf"), filepath.Join(dir, "crlf")
 		os.WriteFile(pl, []byte(lf), 0o644)
 		os.WriteFile(pc, []byte(crlf), 0o644)
-		_, errL := Replace(pl, old, new, false, EditOptions{MaxFileSize: limit})
-		_, errC := Replace(pc, old, new, false, EditOptions{MaxFileSize: limit})
+		_, errL := Replace(t.Context(), pl, old, new, false, EditOptions{MaxFileSize: limit})
+		_, errC := Replace(t.Context(), pc, old, new, false, EditOptions{MaxFileSize: limit})
 		if (errL == nil) != (errC == nil) {
 			t.Fatalf("Replace(%q, %q): LF error %v, CRLF error %v", old, new, errL, errC)
 		}
@@ -420,7 +420,7 @@ func FuzzReplaceCRLF(f *testing.F) {
 func TestSnippetOfLongEdit(t *testing.T) {
 	t.Parallel()
 	p := writeFile(t, "f.txt", "a\nb\n")
-	e, err := Replace(p, "b\n", strings.Repeat("x\n", 200), false, EditOptions{MaxFileSize: limit})
+	e, err := Replace(t.Context(), p, "b\n", strings.Repeat("x\n", 200), false, EditOptions{MaxFileSize: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestConcurrentEditsAreNotLost(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if _, err := Replace(p, fmt.Sprintf("line %02d", i), fmt.Sprintf("edit %02d", i), false, EditOptions{MaxFileSize: limit}); err != nil {
+			if _, err := Replace(t.Context(), p, fmt.Sprintf("line %02d", i), fmt.Sprintf("edit %02d", i), false, EditOptions{MaxFileSize: limit}); err != nil {
 				t.Error(err)
 			}
 		})

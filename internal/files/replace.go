@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -20,7 +21,9 @@ import (
 //
 // If the file changed since it was seen (see [EditOptions]), the edit still applies when old
 // matches exactly once, and Edit.Changed says so; otherwise it is refused with what changed.
-func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
+// When old is not found, the error shows the closest text; the search for it stops when ctx
+// ends.
+func Replace(ctx context.Context, path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	if old == "" {
 		return nil, errorf(ErrInvalid, "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)")
 	}
@@ -39,7 +42,7 @@ func Replace(path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 		}
 		return nil, staleError(path, why, opts.Previous, data, info)
 	case len(at) == 0:
-		return nil, errorf(ErrNoMatch, "%s", missMessage(path, data, old))
+		return nil, errorf(ErrNoMatch, "%s", missMessage(ctx, path, data, old))
 	case len(at) > 1 && !all:
 		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s, on lines %s; include more surrounding lines in old_str to pick one, or set replace_all to change every one",
 			len(at), path, lineList(ld, at))
@@ -182,9 +185,19 @@ func JoinLines(ns []int) string {
 
 var numberedPrefix = regexp.MustCompile(`^ *\d+\t`)
 
+// Bounds on the closest-match diagnosis of an old_str that was not found, so that a large
+// one cannot hold a request for long: how many votes closest may count, and how many lines
+// of the closest region and of the differing lines the message shows.
+const (
+	closestSteps = 2_000_000
+	closestShow  = 30
+	diffsShow    = 6
+)
+
 // missMessage explains that old is not in data and shows the closest region, with the lines
-// that differ quoted so that whitespace shows.
-func missMessage(path string, data []byte, old string) string {
+// that differ quoted so that whitespace shows. It stops looking when ctx ends or its work
+// budget is spent, and then says so.
+func missMessage(ctx context.Context, path string, data []byte, old string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "old_str was not found in %s.", path)
 	if !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError) {
@@ -201,31 +214,48 @@ func missMessage(path string, data []byte, old string) string {
 		b.WriteString(" old_str seems to include the line numbers view puts before each line (spaces, number, tab); leave them out.")
 	}
 	fileLines := splitLines(data)
-	start, score := closest(fileLines, oldLines)
+	start, score, cut := closest(ctx, fileLines, oldLines, closestSteps)
 	if score == 0 {
+		if cut {
+			b.WriteString(" The search for the closest text was cut short (old_str is large); view the file to see its current text, and use a shorter old_str.")
+			return b.String()
+		}
 		b.WriteString(" No line of old_str appears in the file, even ignoring whitespace; view the file to see its current text.")
 		return b.String()
 	}
 	end := min(start+len(oldLines), len(fileLines))
-	fmt.Fprintf(&b, "\nThe closest text is at lines %d-%d:\n%s", start+1, end, numbered(data, start+1, end))
+	fmt.Fprintf(&b, "\nThe closest text is at lines %d-%d", start+1, end)
+	if cut {
+		b.WriteString(" (the search for it was cut short because old_str is large, so closer text may exist; a shorter old_str is easier to match)")
+	}
+	shown := min(end, start+closestShow)
+	fmt.Fprintf(&b, ":\n%s", numbered(data, start+1, shown))
+	if shown < end {
+		fmt.Fprintf(&b, "… (%d more lines not shown)\n", end-shown)
+	}
 	var diffs []string
+	more := 0
 	for j, ol := range oldLines {
 		i := start + j
 		fl := ""
 		if i < len(fileLines) {
 			fl = fileLines[i]
 		}
-		if fl != ol {
+		switch {
+		case fl == ol:
+		case len(diffs) < diffsShow:
 			diffs = append(diffs, fmt.Sprintf("  line %d: file has %s\n           old_str has %s", i+1, quote(fl), quote(ol)))
+		default:
+			more++
 		}
 	}
 	if len(diffs) > 0 {
 		b.WriteString("Lines that differ (quoted, so whitespace shows):\n")
-		for _, d := range diffs[:min(len(diffs), 6)] {
+		for _, d := range diffs {
 			b.WriteString(d + "\n")
 		}
-		if len(diffs) > 6 {
-			fmt.Fprintf(&b, "  … and %d more\n", len(diffs)-6)
+		if more > 0 {
+			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
 	} else {
 		b.WriteString("Its lines match old_str except for line endings or the end of the file; check whether old_str ends with a newline the file lacks.\n")
@@ -246,8 +276,10 @@ func quote(s string) string {
 
 // closest returns where in fileLines the block oldLines fits best: each line of old that
 // appears in the file (compared with whitespace collapsed) votes for the block starting at
-// the matching offset, weighted by its length. score is 0 when no line matches.
-func closest(fileLines, oldLines []string) (start, score int) {
+// the matching offset, weighted by its length. score is 0 when no line matches. It counts
+// at most steps votes and stops when ctx ends; cut reports that it stopped early, with the
+// best block found so far.
+func closest(ctx context.Context, fileLines, oldLines []string, steps int) (start, score int, cut bool) {
 	want := map[string][]int{}
 	for j, l := range oldLines {
 		if k := squash(l); k != "" {
@@ -256,13 +288,27 @@ func closest(fileLines, oldLines []string) (start, score int) {
 	}
 	votes := map[int]int{}
 	hits := map[string]int{}
+	done := ctx.Done()
+count:
 	for i, l := range fileLines {
+		if i%1024 == 0 && done != nil {
+			select {
+			case <-done:
+				cut = true
+				break count
+			default:
+			}
+		}
 		k := squash(l)
 		js, ok := want[k]
 		if !ok || hits[k] >= 1000 {
 			continue
 		}
 		hits[k]++
+		if steps -= len(js); steps < 0 {
+			cut = true
+			break
+		}
 		for _, j := range js {
 			votes[i-j] += len(k) + 1
 		}
@@ -277,7 +323,7 @@ func closest(fileLines, oldLines []string) (start, score int) {
 			start, score = s, votes[s]
 		}
 	}
-	return max(start, 0), score
+	return max(start, 0), score, cut
 }
 
 // squash collapses runs of whitespace to one space and trims the ends.

@@ -255,7 +255,7 @@ func TestViewRefusesSpecialFiles(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatalf("View(%s) hung", tt.name)
 			}
-			if _, err := Replace(tt.path, "a", "b", false, EditOptions{MaxFileSize: 1 << 20}); !errors.Is(err, ErrUnsupported) {
+			if _, err := Replace(t.Context(), tt.path, "a", "b", false, EditOptions{MaxFileSize: 1 << 20}); !errors.Is(err, ErrUnsupported) {
 				t.Errorf("Replace(%s) error = %v, want ErrUnsupported", tt.name, err)
 			}
 		})

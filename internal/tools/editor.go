@@ -63,7 +63,7 @@ func addEditor(s *mcp.Server, h *handlers) {
 	}, h.editor)
 }
 
-func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in EditorArgs) (*mcp.CallToolResult, any, error) {
+func (h *handlers) editor(ctx context.Context, req *mcp.CallToolRequest, in EditorArgs) (*mcp.CallToolResult, any, error) {
 	sess, err := h.session(req)
 	if err != nil {
 		return nil, nil, err
@@ -74,12 +74,12 @@ func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in Editor
 	var s string
 	switch in.Command {
 	case "view":
-		res, err := h.viewPath(sess, in.Path, in.ViewRange)
+		res, err := h.viewPath(ctx, sess, in.Path, in.ViewRange)
 		return res, nil, err
 	case "create":
 		s, err = h.create(sess, in.Path, *in.FileText)
 	case "str_replace":
-		s, err = h.replace(sess, in.Path, *in.OldStr, deref(in.NewStr), in.ReplaceAll)
+		s, err = h.replace(ctx, sess, in.Path, *in.OldStr, deref(in.NewStr), in.ReplaceAll)
 	case "insert":
 		t := in.NewStr
 		if t == nil || *t == "" && in.InsertText != nil {

@@ -38,12 +38,12 @@ func addStrReplace(s *mcp.Server, h *handlers) {
 	}, h.strReplace)
 }
 
-func (h *handlers) strReplace(_ context.Context, req *mcp.CallToolRequest, in StrReplaceArgs) (*mcp.CallToolResult, any, error) {
+func (h *handlers) strReplace(ctx context.Context, req *mcp.CallToolRequest, in StrReplaceArgs) (*mcp.CallToolResult, any, error) {
 	sess, err := h.session(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := h.replace(sess, in.Path, in.OldStr, in.NewStr, in.ReplaceAll)
+	s, err := h.replace(ctx, sess, in.Path, in.OldStr, in.NewStr, in.ReplaceAll)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,12 +51,12 @@ func (h *handlers) strReplace(_ context.Context, req *mcp.CallToolRequest, in St
 }
 
 // replace is str_replace, shared with str_replace_editor.
-func (h *handlers) replace(sess *session.Session, path, old, new string, all bool) (string, error) {
+func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old, new string, all bool) (string, error) {
 	abs, err := sess.Resolve(path)
 	if err != nil {
 		return "", err
 	}
-	e, err := files.Replace(abs, old, new, all, h.editOptions(sess, abs))
+	e, err := files.Replace(ctx, abs, old, new, all, h.editOptions(sess, abs))
 	if err != nil {
 		return "", fileError(err, path, sess)
 	}

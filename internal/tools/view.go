@@ -44,18 +44,18 @@ func addView(s *mcp.Server, h *handlers) {
 	}, h.view)
 }
 
-func (h *handlers) view(_ context.Context, req *mcp.CallToolRequest, in ViewArgs) (*mcp.CallToolResult, any, error) {
+func (h *handlers) view(ctx context.Context, req *mcp.CallToolRequest, in ViewArgs) (*mcp.CallToolResult, any, error) {
 	sess, err := h.session(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := h.viewPath(sess, in.Path, in.ViewRange)
+	res, err := h.viewPath(ctx, sess, in.Path, in.ViewRange)
 	return res, nil, err
 }
 
 // viewPath is view, shared with str_replace_editor: a directory listing, an image, or
 // numbered lines; viewing a file records it as seen.
-func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange) (*mcp.CallToolResult, error) {
+func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path string, rng lineRange) (*mcp.CallToolResult, error) {
 	abs, err := sess.Resolve(path)
 	if err != nil {
 		return nil, err
