@@ -36,7 +36,7 @@ func BenchmarkViewRange(b *testing.B) {
 	p := millionLines(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		v, err := View(p, ViewOptions{Start: 500_000, End: 500_050, MaxFileSize: 10_000_000})
+		v, err := View(b.Context(), p, ViewOptions{Start: 500_000, End: 500_050, MaxFileSize: 10_000_000})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func BenchmarkViewLarge(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		v, err := View(p, ViewOptions{MaxFileSize: 10_000_000})
+		v, err := View(b.Context(), p, ViewOptions{MaxFileSize: 10_000_000})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,8 +3,11 @@ package files
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -87,5 +90,57 @@ func TestMissDiagnosisStopsWithContext(t *testing.T) {
 	_, err = Replace(t.Context(), p, "a\nB\nc\n", "y", false, EditOptions{MaxFileSize: limit})
 	if !errors.Is(err, ErrNoMatch) || strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), "lines 1-3") {
 		t.Errorf("Replace: error = %v, want ErrNoMatch showing lines 1-3, not cut short", err)
+	}
+}
+
+// stopAfter is a context that ends on its own after its Err method has been asked n
+// times: a request cancelled part way through a read, with no timing involved.
+type stopAfter struct {
+	context.Context
+	cancel context.CancelFunc
+	n      atomic.Int32
+}
+
+func newStopAfter(t *testing.T, n int32) *stopAfter {
+	ctx, cancel := context.WithCancel(t.Context())
+	c := &stopAfter{Context: ctx, cancel: cancel}
+	c.n.Store(n)
+	return c
+}
+
+func (c *stopAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// A view deep into a large sparse file stops reading when the request ends. Without that,
+// it reads all 8 GiB of the file's hole looking for the range's start.
+func TestViewStopsWhenTheRequestEnds(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "sparse.txt", strings.Repeat("text\n", 60_000))
+	if err := os.Truncate(p, 8<<30); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	ctx := newStopAfter(t, 3)
+	_, err := View(ctx, p, ViewOptions{Start: 1 << 30, End: 1<<30 + 10, MaxFileSize: limit})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the request ended") {
+		t.Errorf("View with a request that ended = %v, want context.Canceled saying the request ended", err)
+	}
+}
+
+// A listing stops between directories when the request ends.
+func TestListStopsWhenTheRequestEnds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := List(newStopAfter(t, 2), dir, 100, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a request that ended = %v, want context.Canceled", err)
 	}
 }

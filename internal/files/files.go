@@ -8,6 +8,7 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -145,6 +146,9 @@ const specialFileWait = time.Second
 
 // readFailed words an error from reading path.
 func readFailed(path string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("reading %s stopped: the request ended (%w)", path, err)
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return errorf(ErrUnsupported, "%s is a special file that waits for data; the file tools read only what a file already holds: use bash with a timeout instead", path)
 	}

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,8 +29,8 @@ type Listing struct {
 
 // List walks dir two levels deep, showing dotfiles but skipping .git and node_modules, and
 // leaving out every path hidden reports true for (absolute paths). After max entries it only
-// counts.
-func List(dir string, max int, hidden func(string) bool) (*Listing, error) {
+// counts. It stops when ctx ends.
+func List(ctx context.Context, dir string, max int, hidden func(string) bool) (*Listing, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -38,13 +39,16 @@ func List(dir string, max int, hidden func(string) bool) (*Listing, error) {
 		return nil, errorf(ErrInvalid, "%s is not a directory", dir)
 	}
 	l := &Listing{}
-	if err := l.walk(dir, "", 1, max, hidden); err != nil {
+	if err := l.walk(ctx, dir, "", 1, max, hidden); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Listing) walk(dir, rel string, depth, max int, hidden func(string) bool) error {
+func (l *Listing) walk(ctx context.Context, dir, rel string, depth, max int, hidden func(string) bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("listing %s stopped: the request ended (%w)", dir, err)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if depth == 1 {
@@ -75,7 +79,7 @@ func (l *Listing) walk(dir, rel string, depth, max int, hidden func(string) bool
 		case e.IsDir():
 			l.add(r+"/", max)
 			if depth < ListDepth {
-				if err := l.walk(abs, r, depth+1, max, hidden); err != nil {
+				if err := l.walk(ctx, abs, r, depth+1, max, hidden); err != nil {
 					return err
 				}
 			}

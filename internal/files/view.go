@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -44,8 +45,9 @@ type FileView struct {
 // View reads the lines opts asks for from the text file at path, or the whole file when it
 // is a PNG, JPEG, GIF or WebP image (detected by content; SVG is text). It refuses binary
 // files, FIFOs, devices and sockets without blocking, and a view without a range of a file
-// over opts.MaxFileSize. Large files are read in blocks and only up to the range's end.
-func View(path string, opts ViewOptions) (*FileView, error) {
+// over opts.MaxFileSize. Large files are read in blocks and only up to the range's end; the
+// reading stops when ctx ends.
+func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error) {
 	first, last := opts.Start, opts.End
 	switch {
 	case first == 0:
@@ -80,7 +82,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 		v.Digest = StatDigest(info)
 		buf := blocks.Get().(*[]byte)
 		defer blocks.Put(buf)
-		lr = lineReader{r: f, buf: *buf}
+		lr = lineReader{ctx: ctx, r: f, buf: *buf}
 		lr.fill()
 		if lr.err != nil {
 			return nil, readFailed(path, lr.err)
@@ -117,7 +119,7 @@ func View(path string, opts ViewOptions) (*FileView, error) {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return nil, readFailed(path, err)
 			}
-			lr = lineReader{r: &crReader{r: f}, buf: lr.buf}
+			lr = lineReader{ctx: ctx, r: &crReader{r: f}, buf: lr.buf}
 		}
 	}
 
@@ -191,7 +193,9 @@ var utf8BOM = []byte("\xEF\xBB\xBF")
 var blocks = sync.Pool{New: func() any { b := make([]byte, blockSize); return &b }}
 
 // lineReader reads lines from a file in large blocks, or from bytes already in memory.
+// Reading from the file stops, as with a read error, when ctx ends.
 type lineReader struct {
+	ctx  context.Context // nil: never stops
 	r    io.Reader
 	buf  []byte
 	data []byte // unread bytes
@@ -207,6 +211,12 @@ type lineReader struct {
 func (lr *lineReader) fill() bool {
 	if lr.eof {
 		return false
+	}
+	if lr.ctx != nil {
+		if err := lr.ctx.Err(); err != nil {
+			lr.data, lr.err, lr.eof = nil, err, true
+			return false
+		}
 	}
 	n, err := io.ReadFull(lr.r, lr.buf)
 	lr.data = lr.buf[:n]

@@ -127,7 +127,7 @@ func TestView(t *testing.T) {
 			if tt.opts.MaxFileSize == 0 {
 				tt.opts.MaxFileSize = 10 << 20
 			}
-			v, err := View(p, tt.opts)
+			v, err := View(t.Context(), p, tt.opts)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || !strings.Contains(fmt.Sprint(err), tt.errHas) {
 					t.Fatalf("View(%+v) error = %v, want %v containing %q", tt.opts, err, tt.wantErr, tt.errHas)
@@ -158,7 +158,7 @@ func trim(s string) string {
 func TestViewDigest(t *testing.T) {
 	t.Parallel()
 	p := writeFile(t, "f.txt", "hello\n")
-	v, err := View(p, ViewOptions{MaxFileSize: 1 << 20})
+	v, err := View(t.Context(), p, ViewOptions{MaxFileSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestViewDigest(t *testing.T) {
 	}
 	_, big := manyLines(40000, 30)
 	p = writeFile(t, "big.txt", big)
-	v, err = View(p, ViewOptions{Start: 5, End: 6, MaxFileSize: 100 << 20})
+	v, err = View(t.Context(), p, ViewOptions{Start: 5, End: 6, MaxFileSize: 100 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestViewLongLineStreamed(t *testing.T) {
 	t.Parallel()
 	// One 3 MB line, then a short one: streamed, and cut without holding the line.
 	p := writeFile(t, "f.txt", strings.Repeat("a", 3<<20)+"\nend\n")
-	v, err := View(p, ViewOptions{MaxFileSize: 10 << 20})
+	v, err := View(t.Context(), p, ViewOptions{MaxFileSize: 10 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestViewImages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := writeFile(t, "noext", tt.content)
-			v, err := View(p, ViewOptions{MaxFileSize: 1 << 20})
+			v, err := View(t.Context(), p, ViewOptions{MaxFileSize: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestViewImages(t *testing.T) {
 	t.Run("too large", func(t *testing.T) {
 		t.Parallel()
 		p := writeFile(t, "a.png", "\x89PNG\r\n\x1a\n"+strings.Repeat("\x00", 100))
-		if _, err := View(p, ViewOptions{Start: 1, End: 1, MaxFileSize: 50}); !errors.Is(err, ErrTooLarge) {
+		if _, err := View(t.Context(), p, ViewOptions{Start: 1, End: 1, MaxFileSize: 50}); !errors.Is(err, ErrTooLarge) {
 			t.Errorf("View(large image) error = %v, want ErrTooLarge", err)
 		}
 	})
@@ -244,7 +244,7 @@ func TestViewRefusesSpecialFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
-				_, err := View(tt.path, ViewOptions{MaxFileSize: 1 << 20})
+				_, err := View(t.Context(), tt.path, ViewOptions{MaxFileSize: 1 << 20})
 				done <- err
 			}()
 			select {
@@ -279,7 +279,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	hidden := func(p string) bool { return strings.HasSuffix(p, "/secret") }
-	l, err := List(dir, 100, hidden)
+	l, err := List(t.Context(), dir, 100, hidden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestList(t *testing.T) {
 	if diff := cmp.Diff(want, l.Entries); diff != "" || l.Omitted != 0 {
 		t.Errorf("List (-want +got):\n%s(omitted %d)", diff, l.Omitted)
 	}
-	l, err = List(dir, 3, hidden)
+	l, err = List(t.Context(), dir, 3, hidden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestViewSpecialFileThatWaits(t *testing.T) {
 	for _, opts := range []ViewOptions{{MaxFileSize: 1 << 20}, {Start: 1, End: 5, MaxFileSize: 1 << 20}} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := View("/proc/kmsg", opts)
+			_, err := View(t.Context(), "/proc/kmsg", opts)
 			done <- err
 		}()
 		select {

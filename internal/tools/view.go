@@ -68,7 +68,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		if rng != nil {
 			return nil, errorf(CodeInvalidArgument, "%s is a directory; view_range applies to files only: leave it out to list the directory", abs)
 		}
-		l, err := files.List(abs, files.DefaultListMax, sess.Scope.Hidden)
+		l, err := files.List(ctx, abs, files.DefaultListMax, sess.Scope.Hidden)
 		if err != nil {
 			return nil, fileError(err, path, sess)
 		}
@@ -84,7 +84,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		}
 		opts.Start, opts.End = rng[0], rng[1]
 	}
-	v, err := files.View(abs, opts)
+	v, err := files.View(ctx, abs, opts)
 	if err != nil {
 		return nil, fileError(err, path, sess)
 	}
