@@ -88,3 +88,46 @@ func BenchmarkViewLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplaceSmall is one str_replace in a 4 KB file, alternating between two edits so
+// that each call rewrites the file: read, match, write a temporary file, sync it and rename
+// it over the file. Compare it with BenchmarkWriteFileSmall, the in-place write (no sync, no
+// rename) a minimal editor does.
+func BenchmarkReplaceSmall(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "small.go")
+	if err := os.WriteFile(p, []byte(strings.Repeat("// filler line of text\n", 170)+"x := 1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	opts := EditOptions{MaxFileSize: 10 << 20}
+	pairs := [2][2]string{{"x := 1", "x := 2"}, {"x := 2", "x := 1"}}
+	i := 0
+	for b.Loop() {
+		pr := pairs[i%2]
+		i++
+		if _, err := Replace(b.Context(), p, pr[0], pr[1], false, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteFileSmall reads a 4 KB file, edits it with strings.Replace and writes it back
+// in place with os.WriteFile: not atomic, not synced, the floor for an edit.
+func BenchmarkWriteFileSmall(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "small.go")
+	if err := os.WriteFile(p, []byte(strings.Repeat("// filler line of text\n", 170)+"x := 1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	pairs := [2][2]string{{"x := 1", "x := 2"}, {"x := 2", "x := 1"}}
+	i := 0
+	for b.Loop() {
+		pr := pairs[i%2]
+		i++
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), pr[0], pr[1], 1)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -23,6 +23,12 @@ func writeAll(f *os.File, data []byte) error {
 // writeAtomic replaces path with data: it writes a temporary file in the same directory,
 // gives it old's mode and owner (a new file gets 0644 less the umask), syncs it and renames
 // it over path. On any failure path is left as it was and the temporary file is removed.
+//
+// The one sync, of the data before the rename, is what makes the write crash safe: after a
+// crash path holds the old content or the new, each in full, never a torn or empty file.
+// The directory is not synced: that would only make the rename itself durable (so that an
+// edit made just before a crash is not lost to the old content), at the cost of a second
+// disk flush per edit.
 func writeAtomic(path string, data []byte, old fs.FileInfo, write writeFunc) (err error) {
 	defer func() {
 		if err != nil {
@@ -85,10 +91,6 @@ func writeAtomic(path string, data []byte, old fs.FileInfo, write writeFunc) (er
 		return err
 	}
 	done = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // make the rename durable; not every file system supports it
-		d.Close()
-	}
 	return nil
 }
 
