@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -67,13 +68,32 @@ func TestMissDiagnosisIsBounded(t *testing.T) {
 		t.Fatalf("Replace error = %v, want ErrNoMatch", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"The closest text is at lines 1-20001", "cut short", "more lines not shown", "line 20001: file has \"x = 1\""} {
+	for _, want := range []string{"cut short", "view the file"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error does not say %q:\n%.2000s", want, msg)
 		}
 	}
 	if len(msg) > 10_000 {
 		t.Errorf("error is %d bytes long, want under 10,000", len(msg))
+	}
+
+	// A long old_str that is close to the file: the region is named whole but shown in part.
+	var file, near []string
+	for i := range 200 {
+		file = append(file, fmt.Sprintf("line %d", i+1))
+	}
+	near = append(near, file[9:109]...)
+	near[50] = "line sixty"
+	p = writeFile(t, "g.txt", strings.Join(file, "\n")+"\n")
+	_, err = Replace(t.Context(), p, strings.Join(near, "\n"), "y", false, EditOptions{MaxFileSize: limit})
+	msg = fmt.Sprint(err)
+	for _, want := range []string{"The closest text is at lines 10-109:\n", "    39\tline 39\n… (70 more lines not shown)", `line 60: file has "line 60"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "cut short") {
+		t.Errorf("error says the search was cut short:\n%s", msg)
 	}
 }
 
@@ -142,5 +162,30 @@ func TestListStopsWhenTheRequestEnds(t *testing.T) {
 	_, err := List(newStopAfter(t, 2), dir, 100, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a request that ended = %v, want context.Canceled", err)
+	}
+}
+
+// When the diagnosis runs out of budget, the lines that were counted are the distinctive
+// ones: a large old_str of repeated lines still finds the one line that places it.
+func TestClosestCountsRareLinesFirst(t *testing.T) {
+	t.Parallel()
+	var file, old []string
+	for range 3000 {
+		file = append(file, "}")
+	}
+	file = append(file, "func f() {", "\treturn 1")
+	for range 3000 {
+		file = append(file, "}")
+	}
+	for range 500 {
+		old = append(old, "}")
+	}
+	old = append(old, "func f() {", "\treturn 2")
+	start, score, cut := closest(t.Context(), file, old, 10_000)
+	if start != 2500 || score == 0 || !cut {
+		t.Errorf("closest = start %d, score %d, cut %v; want start 2500 (placing func f), cut", start, score, cut)
+	}
+	if start, _, cut := closest(t.Context(), file[:20], old[:5], 10_000); start != 0 || cut {
+		t.Errorf("closest of a small old_str = start %d, cut %v; want 0, not cut", start, cut)
 	}
 }

@@ -276,9 +276,12 @@ func quote(s string) string {
 
 // closest returns where in fileLines the block oldLines fits best: each line of old that
 // appears in the file (compared with whitespace collapsed) votes for the block starting at
-// the matching offset, weighted by its length. score is 0 when no line matches. It counts
-// at most steps votes and stops when ctx ends; cut reports that it stopped early, with the
-// best block found so far.
+// the matching offset, weighted by its length. score is 0 when no line matches.
+//
+// It counts at most steps votes and stops when ctx ends; cut reports that it stopped early,
+// with the best block found so far. The rarest lines vote first, so that when old_str is so
+// large that the budget runs out, the distinctive lines have been counted and what was left
+// out are the lines repeated so often (braces, "return nil") that they say little.
 func closest(ctx context.Context, fileLines, oldLines []string, steps int) (start, score int, cut bool) {
 	want := map[string][]int{}
 	for j, l := range oldLines {
@@ -286,31 +289,39 @@ func closest(ctx context.Context, fileLines, oldLines []string, steps int) (star
 			want[k] = append(want[k], j)
 		}
 	}
-	votes := map[int]int{}
-	hits := map[string]int{}
-	done := ctx.Done()
-count:
+	// Where each wanted line is in the file: at most 1000 places each.
+	found := map[string][]int{}
 	for i, l := range fileLines {
-		if i%1024 == 0 && done != nil {
-			select {
-			case <-done:
-				cut = true
-				break count
-			default:
-			}
+		if i%4096 == 0 && ctx.Err() != nil {
+			return 0, 0, true
 		}
 		k := squash(l)
-		js, ok := want[k]
-		if !ok || hits[k] >= 1000 {
-			continue
+		if _, ok := want[k]; ok && len(found[k]) < 1000 {
+			found[k] = append(found[k], i)
 		}
-		hits[k]++
-		if steps -= len(js); steps < 0 {
+	}
+	keys := make([]string, 0, len(found))
+	for k := range found {
+		keys = append(keys, k)
+	}
+	cost := func(k string) int { return len(found[k]) * len(want[k]) }
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cost(a) - cost(b); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	votes := map[int]int{}
+	for n, k := range keys {
+		if steps -= cost(k); steps < 0 || n%256 == 0 && ctx.Err() != nil {
 			cut = true
 			break
 		}
-		for _, j := range js {
-			votes[i-j] += len(k) + 1
+		js := want[k]
+		for _, i := range found[k] {
+			for _, j := range js {
+				votes[i-j] += len(k) + 1
+			}
 		}
 	}
 	starts := make([]int, 0, len(votes))
