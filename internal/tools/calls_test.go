@@ -236,6 +236,17 @@ func writeWorkspace(t *testing.T, p *paths, files []txtar.File, run []string) {
 			t.Fatal(err)
 		}
 	}
+	// A script may make a directory read-only; the temporary directory must still go.
+	t.Cleanup(func() {
+		for _, d := range []string{p.workdir, p.outside} {
+			_ = filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
+				if err == nil && e.IsDir() {
+					_ = os.Chmod(path, 0o755)
+				}
+				return nil
+			})
+		}
+	})
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, f := range files {
 		name := p.expand(f.Name)
