@@ -34,7 +34,8 @@ import (
 //   - Files before the first call are the workspace, named relative to the work directory,
 //     or under $OUTSIDE/ for a directory next to it that is not the work directory. Their
 //     modification times follow archive order, the first oldest, so "newest first" has a
-//     known answer.
+//     known answer; directories are older than all files, and "run" lines come after
+//     the files are written (use touch -d for a time of their own).
 //   - "call N: TOOL" holds the arguments as JSON. $WORKDIR, $OUTSIDE and, once a result
 //     has named it, $SPILL (the session's directory for saved output) are replaced by
 //     their paths, in arguments and flags as in results.
@@ -270,6 +271,20 @@ func writeWorkspace(t *testing.T, p *paths, files []txtar.File, run []string) {
 		cmd.Env = append(os.Environ(), "WORKDIR="+p.workdir, "OUTSIDE="+p.outside)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("run: %s: %v\n%s", r, err, out)
+		}
+	}
+	// Directories all get one time, older than every file, so that listings of them in
+	// time order do not depend on when the test ran.
+	for _, d := range []string{p.workdir, p.outside} {
+		err := filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
+			if err != nil || !e.IsDir() {
+				return err
+			}
+			old := base.Add(-time.Hour)
+			return os.Chtimes(path, old, old)
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

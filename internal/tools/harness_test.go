@@ -230,29 +230,3 @@ func TestBashInvalidUTF8Noted(t *testing.T) {
 		}
 	}
 }
-
-// TestSearchThroughSymlinkedDir: results under a symlinked search root are named the way
-// the caller reached them.
-func TestSearchThroughSymlinkedDir(t *testing.T) {
-	t.Parallel()
-	cfg := testConfig(t)
-	if err := os.MkdirAll(filepath.Join(cfg.Workdir, "real"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfg.Workdir, "real", "r.txt"), []byte("match\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("real", filepath.Join(cfg.Workdir, "linkdir")); err != nil {
-		t.Fatal(err)
-	}
-	cs, _ := connect(t, cfg, nil)
-	for tool, args := range map[string]map[string]any{
-		"grep": {"pattern": "match", "path": "linkdir"},
-		"find": {"pattern": "*.txt", "path": "linkdir"},
-	} {
-		got := textOf(call(t, cs, tool, args))
-		if !strings.Contains(got, "linkdir/r.txt") {
-			t.Errorf("%s(%v) = %q, want linkdir/r.txt", tool, args, got)
-		}
-	}
-}
