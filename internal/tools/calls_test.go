@@ -30,7 +30,8 @@ import (
 //     "flags: --allow-dir=$WORKDIR --anthropic-compat" are command-line flags as boris takes
 //     them; "shell: /bin/sh" replaces the shell commands run with; "run: ln -s a b" runs a
 //     bash command in the work directory once the files are written, before the server
-//     starts; "scrub: REGEXP -> TEXT" rewrites matches in every result.
+//     starts; "scrub: REGEXP -> TEXT" replaces, in every result, the text each match's
+//     first group holds (or the whole match) by TEXT, for what no two runs share.
 //   - Files before the first call are the workspace, named relative to the work directory,
 //     or under $OUTSIDE/ for a directory next to it that is not the work directory. Their
 //     modification times follow archive order, the first oldest, so "newest first" has a
@@ -38,11 +39,13 @@ import (
 //     the files are written (use touch -d for a time of their own).
 //   - "call N: TOOL" holds the arguments as JSON. $WORKDIR, $OUTSIDE and, once a result
 //     has named it, $SPILL (the session's directory for saved output) are replaced by
-//     their paths, in arguments and flags as in results.
+//     their paths, in arguments and flags as in results; so are $ID1, $ID2, ... for the
+//     random part of the names of files in $SPILL, in the order results name them.
+//     Results show any other path in the temporary directory under $TMPDIR.
 //   - "result N" is the text of a successful result; "error N: CODE" that of an isError
 //     result with its _meta code; "protocol error N" a call the protocol refused.
-//     "structured N" follows with the structuredContent when there is one, as that is what
-//     some clients give the model instead of the text. Result text normally ends with a
+//     "structured N" follows with the structuredContent when there is one (without
+//     duration_ms), as that is what some clients give the model instead of the text. Result text normally ends with a
 //     newline and error text does not: "(no newline at end)" on a result section and
 //     "(newline at end)" on an error section mark the exceptions.
 //
@@ -122,6 +125,24 @@ type scrub struct {
 	repl string
 }
 
+// apply replaces, in each match of sc.re in s, the first group's text (or the whole
+// match when the expression has no group) by sc.repl, taken literally.
+func (sc scrub) apply(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range sc.re.FindAllStringSubmatchIndex(s, -1) {
+		i, j := m[0], m[1]
+		if len(m) > 2 && m[2] >= 0 {
+			i, j = m[2], m[3]
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(sc.repl)
+		last = j
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 func parseDirectives(comment []byte) (directives, error) {
 	var d directives
 	for _, line := range strings.Split(string(comment), "\n") {
@@ -154,10 +175,14 @@ func parseDirectives(comment []byte) (directives, error) {
 // paths are the directories a script's text names with variables.
 type paths struct {
 	workdir, outside, spill string
+	ids                     []string // random parts of saved output's file names: $ID1, $ID2, ...
 }
 
 // expand replaces the variables in s by the paths they stand for.
 func (p *paths) expand(s string) string {
+	for i := len(p.ids); i > 0; i-- { // $ID10 before $ID1
+		s = strings.ReplaceAll(s, "$ID"+strconv.Itoa(i), p.ids[i-1])
+	}
 	s = strings.ReplaceAll(s, "$WORKDIR", p.workdir)
 	s = strings.ReplaceAll(s, "$OUTSIDE", p.outside)
 	if p.spill != "" {
@@ -169,6 +194,9 @@ func (p *paths) expand(s string) string {
 // spillDir matches a session's directory for saved output (see session.SpillDir).
 var spillDir = regexp.MustCompile(regexp.QuoteMeta(os.TempDir()) + `/boris-[A-Za-z0-9]*-[0-9]+`)
 
+// spillID matches the random part of a saved output file's name.
+var spillID = regexp.MustCompile(`\$SPILL/[A-Za-z]*-([0-9a-f]{6,})`)
+
 // substitute replaces the paths in s by their variables, learning the spill directory
 // from the first result that names it.
 func (p *paths) substitute(s string) string {
@@ -177,10 +205,19 @@ func (p *paths) substitute(s string) string {
 	}
 	if p.spill != "" {
 		s = strings.ReplaceAll(s, p.spill, "$SPILL")
+		s = spillID.ReplaceAllStringFunc(s, func(m string) string {
+			sub := spillID.FindStringSubmatch(m)
+			i := slices.Index(p.ids, sub[1])
+			if i < 0 {
+				p.ids = append(p.ids, sub[1])
+				i = len(p.ids) - 1
+			}
+			return strings.TrimSuffix(m, sub[1]) + "$ID" + strconv.Itoa(i+1)
+		})
 	}
 	s = strings.ReplaceAll(s, p.workdir, "$WORKDIR")
 	s = strings.ReplaceAll(s, p.outside, "$OUTSIDE")
-	return s
+	return strings.ReplaceAll(s, os.TempDir(), "$TMPDIR")
 }
 
 func runCallScript(t *testing.T, file string) {
@@ -315,7 +352,7 @@ func resultSections(t *testing.T, n int, res *mcp.CallToolResult, err error, p *
 	clean := func(s string) string {
 		s = p.substitute(s)
 		for _, sc := range scrubs {
-			s = sc.re.ReplaceAllString(s, sc.repl)
+			s = sc.apply(s)
 		}
 		return s
 	}
@@ -366,8 +403,8 @@ func resultSections(t *testing.T, n int, res *mcp.CallToolResult, err error, p *
 	return out
 }
 
-// structuredText is v as indented JSON, with the running time, which no two runs share,
-// replaced.
+// structuredText is v as indented JSON, without the running time, which no two runs
+// share (and which is left out when it rounds to 0 ms).
 func structuredText(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -384,7 +421,7 @@ func structuredText(t *testing.T, v any) string {
 		case map[string]any:
 			for k, e := range v {
 				if k == "duration_ms" {
-					v[k] = "$DURATION"
+					delete(v, k)
 					continue
 				}
 				hide(e)
