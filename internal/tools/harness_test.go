@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,28 +108,35 @@ func TestConcurrentBashKeepsEachOthersState(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(cfg.Workdir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Named pipes order the two commands without polling: the slow one says it started
+	// by writing to one, then waits until the fast one opens and closes the other.
+	for _, name := range []string{"started", "done"} {
+		if err := syscall.Mkfifo(filepath.Join(cfg.Workdir, name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cs, _ := connect(t, cfg, nil)
 	slow := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		// Waits until the other command has run, so it surely ends last.
 		res, _ := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-			"command": "touch started; while [ ! -f done ]; do sleep 0.01; done",
+			"command": "echo > started; cat done",
 		}})
 		slow <- res
 	}()
-	started := filepath.Join(cfg.Workdir, "started")
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
+	started := make(chan error, 1)
+	go func() {
+		_, err := os.ReadFile(filepath.Join(cfg.Workdir, "started"))
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
 		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal("slow command never started")
-		default:
-			runtime.Gosched()
-		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("slow command never started")
 	}
-	res := call(t, cs, "bash", map[string]any{"command": "export FROM_FAST=yes; cd sub; touch ../done"})
+	res := call(t, cs, "bash", map[string]any{"command": "export FROM_FAST=yes; cd sub; echo > ../done"})
 	if res.IsError {
 		t.Fatal(textOf(res))
 	}
