@@ -45,9 +45,10 @@ import (
 //   - "result N" is the text of a successful result; "error N: CODE" that of an isError
 //     result with its _meta code; "protocol error N" a call the protocol refused.
 //     "structured N" follows with the structuredContent when there is one (without
-//     duration_ms), as that is what some clients give the model instead of the text. Result text normally ends with a
-//     newline and error text does not: "(no newline at end)" on a result section and
-//     "(newline at end)" on an error section mark the exceptions.
+//     duration_ms), as that is what some clients give the model instead of the text.
+//     Result text normally ends with a newline and error text does not: "(no newline at
+//     end)" on a result section and "(newline at end)" on an error section mark the
+//     exceptions.
 //
 // go test ./internal/tools -update rewrites every expected section from the current code.
 func TestCalls(t *testing.T) {
