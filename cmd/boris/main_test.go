@@ -90,26 +90,49 @@ func httpServer(t *testing.T, args ...string) (string, *exec.Cmd, *syncBuffer) {
 	})
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	// Wait for the listener: the server logs its URL once it is listening.
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stderr.String(), "serving http") {
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("server did not start: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling a log for readiness, bounded by the deadline
+	if !stderr.waitFor("serving http", 20*time.Second) {
+		t.Fatalf("server did not start: %s", stderr.String())
 	}
 	return base, cmd, stderr
 }
 
 // syncBuffer is a bytes.Buffer safe for a process's output goroutine and the test.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // signalled after each write, for waitFor
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.changed == nil {
+		b.changed = make(chan struct{}, 1)
+	}
+	select {
+	case b.changed <- struct{}{}:
+	default:
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor waits until the buffer holds s, or timeout passes; it reports which.
+func (b *syncBuffer) waitFor(s string, timeout time.Duration) bool {
+	b.mu.Lock()
+	if b.changed == nil {
+		b.changed = make(chan struct{}, 1)
+	}
+	changed := b.changed
+	b.mu.Unlock()
+	expired := time.After(timeout)
+	for !strings.Contains(b.String(), s) {
+		select {
+		case <-changed:
+		case <-expired:
+			return false
+		}
+	}
+	return true
 }
 
 func (b *syncBuffer) String() string {
@@ -259,28 +282,54 @@ func alive(pid int) bool {
 	return len(fields) > 0 && fields[0] != "Z"
 }
 
-// waitForPIDs polls, bounded, for the files a command writes its process ids into.
-func waitForPIDs(t *testing.T, files ...string) []int {
+// pidPipes makes a named pipe in dir for each name, for a command to write its pid to
+// with echo $$ > name. Opening a pipe to read blocks until a writer opens it, so wait
+// learns the pids without polling.
+func pidPipes(t *testing.T, dir string, names ...string) (wait func() []int) {
 	t.Helper()
-	var pids []int
-	deadline := time.Now().Add(20 * time.Second)
-	for _, f := range files {
-		for {
-			b, err := os.ReadFile(f)
-			var pid int
-			if err == nil {
-				if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 {
-					pids = append(pids, pid)
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("command never wrote %s", f)
-			}
-			time.Sleep(10 * time.Millisecond) // polling a file the command writes, bounded by the deadline
+	for _, n := range names {
+		if err := syscall.Mkfifo(filepath.Join(dir, n), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return pids
+	return func() []int {
+		t.Helper()
+		type read struct {
+			i   int
+			pid int
+			err error
+		}
+		got := make(chan read, len(names))
+		for i, n := range names {
+			go func() {
+				b, err := os.ReadFile(filepath.Join(dir, n))
+				var pid int
+				if err == nil {
+					_, err = fmt.Sscan(string(b), &pid)
+				}
+				got <- read{i, pid, err}
+			}()
+		}
+		pids := make([]int, len(names))
+		expired := time.After(20 * time.Second)
+		for range names {
+			select {
+			case r := <-got:
+				if r.err != nil || r.pid <= 0 {
+					t.Fatalf("reading the pid in %s: %v", names[r.i], r.err)
+				}
+				pids[r.i] = r.pid
+			case <-expired:
+				for _, n := range names { // unblock the readers still waiting
+					if f, err := os.OpenFile(filepath.Join(dir, n), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+						f.Close()
+					}
+				}
+				t.Fatalf("the command never wrote its pids to %q", names)
+			}
+		}
+		return pids
+	}
 }
 
 // waitExit waits, bounded, for the server process to exit after what was done to it.
@@ -310,6 +359,7 @@ func assertGone(t *testing.T, pids []int, after string) {
 func TestShutdownKillsChildren(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	wait := pidPipes(t, dir, "child", "grandchild", "task")
 	base, cmd, stderr := httpServer(t, "--workdir", dir)
 	cs := httpClient(t, base, "")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -325,7 +375,7 @@ func TestShutdownKillsChildren(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("background bash: %v %+v", err, res)
 	}
-	pids := waitForPIDs(t, filepath.Join(dir, "child"), filepath.Join(dir, "grandchild"), filepath.Join(dir, "task"))
+	pids := wait()
 	for _, pid := range pids {
 		if !alive(pid) {
 			t.Fatalf("process %d not running before shutdown", pid)
@@ -367,8 +417,9 @@ func startStdio(t *testing.T, dir string, requests ...string) (*exec.Cmd, io.Wri
 func TestStdioEOFKillsChildren(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	wait := pidPipes(t, dir, "child")
 	cmd, stdin := startStdio(t, dir, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > child; sleep 300"}}}`)
-	pids := waitForPIDs(t, filepath.Join(dir, "child"))
+	pids := wait()
 	stdin.Close()
 	waitExit(t, cmd, "its stdin closed")
 	assertGone(t, pids, "the client disconnecting")
@@ -380,10 +431,11 @@ func TestStdioSignalKillsChildren(t *testing.T) {
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		dir := t.TempDir()
+		wait := pidPipes(t, dir, "task", "left", "child")
 		cmd, _ := startStdio(t, dir,
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > task; exec sleep 303","run_in_background":true}}}`,
 			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 301 & echo $! > left; echo $$ > child; sleep 300"}}}`)
-		pids := waitForPIDs(t, filepath.Join(dir, "task"), filepath.Join(dir, "left"), filepath.Join(dir, "child"))
+		pids := wait()
 		if err := cmd.Process.Signal(sig); err != nil {
 			t.Fatal(err)
 		}

@@ -369,19 +369,15 @@ func TestDeleteEndsRunningCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pidFile := filepath.Join(cfg.Workdir, "pid")
+	pidPipe := fifo(t, filepath.Join(cfg.Workdir, "pid"))
 	called := make(chan struct{})
 	go func() {
 		defer close(called)
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid; sleep 60"}})
 	}()
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the command did not start")
-		}
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(receive(t, pidPipe, "the command's pid"))))
+	if err != nil {
+		t.Fatal(err)
 	}
 	// A raw DELETE: the SDK's client would first wait for its own call to return.
 	deleted := make(chan int, 1)

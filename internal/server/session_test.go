@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,42 +71,53 @@ func TestIdleSessionReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	pidFile := filepath.Join(cfg.Workdir, "pid")
+	// The command holds the write end of "gone" open, as does the sleep it becomes, so a
+	// read of it ends when they have all exited.
+	pid := fifo(t, filepath.Join(cfg.Workdir, "pid"))
+	gone := fifo(t, filepath.Join(cfg.Workdir, "gone"))
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-		"command": "echo $$ > " + pidFile + "; exec sleep 300", "run_in_background": true,
+		"command": "exec 3> gone; echo $$ > pid; exec sleep 300", "run_in_background": true,
 	}})
 	if err != nil || res.IsError {
 		t.Fatalf("background bash: %v %+v", err, res)
 	}
-	var pid int
-	deadline := time.Now().Add(10 * time.Second)
-	for pid == 0 && time.Now().Before(deadline) {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			fmt.Sscan(string(b), &pid)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a file the command writes, bounded
+	var p int
+	if _, err := fmt.Sscan(string(receive(t, pid, "the background command's pid")), &p); err != nil {
+		t.Fatal(err)
 	}
-	if pid == 0 {
-		t.Fatal("background command never started")
+	receive(t, gone, "the idle session's processes to end") // the server's own idle timer
+	srv.mu.Lock()
+	n := len(srv.sessions)
+	srv.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("idle session not forgotten: %d sessions (its process %d has ended)", n, p)
 	}
-	for time.Now().Before(deadline.Add(10 * time.Second)) {
-		srv.mu.Lock()
-		n := len(srv.sessions)
-		srv.mu.Unlock()
-		if n == 0 && !processAlive(pid) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // waiting on the server's own idle timer, bounded
-	}
-	t.Fatalf("idle session not reaped (process %d alive: %v)", pid, processAlive(pid))
 }
 
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
+// fifo makes a named pipe at path and reads it in the background until every writer has
+// closed it; the channel then gets what was written. Opening a pipe blocks until the other
+// end is opened, so a test learns what a command wrote, and when, without polling.
+func fifo(t *testing.T, path string) <-chan []byte {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z"
+	c := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(path)
+		c <- b
+	}()
+	return c
+}
+
+// receive waits, bounded, for what a fifo delivers.
+func receive(t *testing.T, c <-chan []byte, what string) []byte {
+	t.Helper()
+	select {
+	case b := <-c:
+		return b
+	case <-time.After(20 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		return nil
+	}
 }

@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -101,56 +100,6 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
-func TestMalformedArgumentsAreToolErrors(t *testing.T) {
-	t.Parallel()
-	cs, _ := connect(t, testConfig(t), nil)
-	tests := []struct {
-		tool string
-		args any
-	}{
-		{"bash", map[string]any{"command": "echo hi", "bogus": 1}},
-		{"view", map[string]any{"path": 5}},
-		{"view", map[string]any{}},
-		{"grep", map[string]any{"pattern": []int{1}}},
-	}
-	for _, tt := range tests {
-		res := call(t, cs, tt.tool, tt.args)
-		if !res.IsError || !strings.HasPrefix(textOf(res), "INVALID_ARGUMENT: ") || res.Meta["code"] != "INVALID_ARGUMENT" {
-			t.Errorf("%s(%v) = %q (isError %v, meta %v), want an INVALID_ARGUMENT tool error", tt.tool, tt.args, textOf(res), res.IsError, res.Meta)
-		}
-	}
-}
-
-// TestSpilledOutputViewableWhenConfined: output past the budget is saved in the session's
-// spill directory, and view can read it back even though --allow-dir excludes that directory.
-func TestSpilledOutputViewableWhenConfined(t *testing.T) {
-	t.Parallel()
-	cfg := testConfig(t)
-	cfg.AllowDirs = []string{cfg.Workdir}
-	cs, _ := connect(t, cfg, nil)
-	res := call(t, cs, "bash", map[string]any{"command": "seq 1 20000"})
-	out := textOf(res)
-	m := regexp.MustCompile(`(/\S+)`).FindAllString(out, -1)
-	var spill string
-	for _, p := range m {
-		p = strings.TrimRight(p, ".,;:)'\"")
-		if strings.HasPrefix(p, os.TempDir()) && !strings.HasPrefix(p, cfg.Workdir) {
-			spill = p
-			break
-		}
-	}
-	if spill == "" {
-		t.Fatalf("truncated output names no spill file:\n%s", out[len(out)/2-500:len(out)/2+500])
-	}
-	view := call(t, cs, "view", map[string]any{"path": spill, "view_range": []int{19999, 20000}})
-	if view.IsError || !strings.Contains(textOf(view), "20000") {
-		t.Fatalf("view %s = %q, want the last lines of the full output", spill, textOf(view))
-	}
-	if res := call(t, cs, "view", map[string]any{"path": filepath.Join(filepath.Dir(spill), "..")}); !res.IsError {
-		t.Errorf("view of the spill directory's parent succeeded under --allow-dir: %q", textOf(res))
-	}
-}
-
 // TestConcurrentBashKeepsEachOthersState: a command that finishes after another one in the
 // same session must not undo that one's cd and export.
 func TestConcurrentBashKeepsEachOthersState(t *testing.T) {
@@ -159,28 +108,35 @@ func TestConcurrentBashKeepsEachOthersState(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(cfg.Workdir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Named pipes order the two commands without polling: the slow one says it started
+	// by writing to one, then waits until the fast one opens and closes the other.
+	for _, name := range []string{"started", "done"} {
+		if err := syscall.Mkfifo(filepath.Join(cfg.Workdir, name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cs, _ := connect(t, cfg, nil)
 	slow := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		// Waits until the other command has run, so it surely ends last.
 		res, _ := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-			"command": "touch started; while [ ! -f done ]; do sleep 0.01; done",
+			"command": "echo > started; cat done",
 		}})
 		slow <- res
 	}()
-	started := filepath.Join(cfg.Workdir, "started")
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
+	started := make(chan error, 1)
+	go func() {
+		_, err := os.ReadFile(filepath.Join(cfg.Workdir, "started"))
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
 		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal("slow command never started")
-		default:
-			runtime.Gosched()
-		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("slow command never started")
 	}
-	res := call(t, cs, "bash", map[string]any{"command": "export FROM_FAST=yes; cd sub; touch ../done"})
+	res := call(t, cs, "bash", map[string]any{"command": "export FROM_FAST=yes; cd sub; echo > ../done"})
 	if res.IsError {
 		t.Fatal(textOf(res))
 	}
@@ -214,45 +170,5 @@ func TestGrepContentPagingTotals(t *testing.T) {
 	}
 	if len(totals) > 1 {
 		t.Errorf("pages state different totals: %v", totals)
-	}
-}
-
-func TestBashInvalidUTF8Noted(t *testing.T) {
-	t.Parallel()
-	cs, _ := connect(t, testConfig(t), nil)
-	for cmd, want := range map[string]bool{`printf 'a\xffb\n'`: true, `printf 'caf\xc3\xa9\n'`: false} {
-		got := textOf(call(t, cs, "bash", map[string]any{"command": cmd}))
-		if noted := strings.Contains(got, "not valid UTF-8"); noted != want {
-			t.Errorf("bash %q = %q, want a note about invalid UTF-8: %v", cmd, got, want)
-		}
-		if !utf8.ValidString(got) {
-			t.Errorf("bash %q: result is not valid UTF-8", cmd)
-		}
-	}
-}
-
-// TestSearchThroughSymlinkedDir: results under a symlinked search root are named the way
-// the caller reached them.
-func TestSearchThroughSymlinkedDir(t *testing.T) {
-	t.Parallel()
-	cfg := testConfig(t)
-	if err := os.MkdirAll(filepath.Join(cfg.Workdir, "real"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfg.Workdir, "real", "r.txt"), []byte("match\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("real", filepath.Join(cfg.Workdir, "linkdir")); err != nil {
-		t.Fatal(err)
-	}
-	cs, _ := connect(t, cfg, nil)
-	for tool, args := range map[string]map[string]any{
-		"grep": {"pattern": "match", "path": "linkdir"},
-		"find": {"pattern": "*.txt", "path": "linkdir"},
-	} {
-		got := textOf(call(t, cs, tool, args))
-		if !strings.Contains(got, "linkdir/r.txt") {
-			t.Errorf("%s(%v) = %q, want linkdir/r.txt", tool, args, got)
-		}
 	}
 }
