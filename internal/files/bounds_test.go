@@ -33,7 +33,7 @@ func TestReplaceAllOverLimitAllocatesLittle(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Replace error = %v, want ErrTooLarge", err)
 	}
-	for _, want := range []string{"200,000,001 bytes", "10,485,760-byte limit", "100000 replacements", "nothing was written"} {
+	for _, want := range []string{"200,000,001 bytes", "10,485,760-byte limit", "100000 matches", "nothing was written"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -64,8 +64,12 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 	// The size is known before anything is built: many matches of a short old_str, each
 	// replaced by a long new_str, would otherwise take gigabytes before being refused.
 	if size := int64(len(data)) + int64(len(at))*(int64(len(n))-int64(len(o))); size > opts.MaxFileSize {
-		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes (%d replacements of %s bytes with %s bytes), over the %s-byte limit (--max-file-size); nothing was written",
-			path, thousands(size), len(at), thousands(int64(len(o))), thousands(int64(len(n))), thousands(opts.MaxFileSize))
+		matches := "matches"
+		if len(at) == 1 {
+			matches = "match"
+		}
+		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes (%d %s; old_str %s bytes, new_str %s bytes), over the %s-byte limit (--max-file-size); nothing was written",
+			path, thousands(size), len(at), matches, thousands(int64(len(o))), thousands(int64(len(n))), thousands(opts.MaxFileSize))
 	}
 	out := make([]byte, 0, len(data)+len(at)*(len(n)-len(o)))
 	prev := 0
