@@ -181,6 +181,11 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 	}
 	cfg.Workdir = wd
 	for i, d := range cfg.AllowDirs {
+		// Relative rules are taken against --workdir, as deny rules are (see pathscope.New),
+		// never against the directory Boris was started from.
+		if !filepath.IsAbs(d) && d != "~" && !strings.HasPrefix(d, "~/") {
+			d = filepath.Join(wd, d)
+		}
 		abs, err := absDir(d, getenv)
 		if err != nil {
 			return Config{}, fmt.Errorf("--allow-dir: %w", err)
