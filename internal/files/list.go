@@ -6,6 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ListDepth is how many levels of a directory [List] shows.
@@ -28,34 +33,34 @@ type Listing struct {
 
 // List walks dir two levels deep, showing dotfiles but skipping .git and node_modules, and
 // leaving out every path hidden reports true for (absolute paths). After max entries it only
-// counts.
-func List(dir string, max int, hidden func(string) bool) (*Listing, error) {
-	info, err := os.Stat(dir)
+// counts. Every directory is opened through open and read from what was opened, and a
+// symlink's target is read inside its open directory, so a directory swapped meanwhile
+// cannot show what lies elsewhere.
+func List(open Opener, dir string, max int, hidden func(string) bool) (*Listing, error) {
+	d, err := open.open(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
 	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil, errorf(ErrInvalid, "%s is not a directory", dir)
+		}
 		return nil, err
 	}
-	if !info.IsDir() {
-		return nil, errorf(ErrInvalid, "%s is not a directory", dir)
-	}
 	l := &Listing{}
-	if err := l.walk(dir, "", 1, max, hidden); err != nil {
+	err = l.walk(open, d, dir, "", 1, max, hidden)
+	d.Close()
+	if err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Listing) walk(dir, rel string, depth, max int, hidden func(string) bool) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+func (l *Listing) walk(open Opener, d *os.File, dir, rel string, depth, max int, hidden func(string) bool) error {
+	entries, err := d.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if err != nil && len(entries) == 0 {
 		if depth == 1 {
 			return fmt.Errorf("listing %s: %w", dir, err)
 		}
-		reason := err.Error()
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			reason = pe.Err.Error()
-		}
-		l.add(rel+"/ [contents not readable: "+reason+"]", max)
+		l.add(rel+"/ [contents not readable: "+reasonText(err)+"]", max)
 		return nil
 	}
 	for _, e := range entries {
@@ -67,7 +72,7 @@ func (l *Listing) walk(dir, rel string, depth, max int, hidden func(string) bool
 		r := filepath.Join(rel, name)
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
-			target, err := os.Readlink(abs)
+			target, err := readlinkAt(d, name)
 			if err != nil {
 				target = "?"
 			}
@@ -75,7 +80,14 @@ func (l *Listing) walk(dir, rel string, depth, max int, hidden func(string) bool
 		case e.IsDir():
 			l.add(r+"/", max)
 			if depth < ListDepth {
-				if err := l.walk(abs, r, depth+1, max, hidden); err != nil {
+				sub, err := open.open(abs, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
+				if err != nil {
+					l.add(r+"/ [contents not readable: "+reasonText(err)+"]", max)
+					continue
+				}
+				err = l.walk(open, sub, abs, r, depth+1, max, hidden)
+				sub.Close()
+				if err != nil {
 					return err
 				}
 			}
@@ -84,6 +96,27 @@ func (l *Listing) walk(dir, rel string, depth, max int, hidden func(string) bool
 		}
 	}
 	return nil
+}
+
+// readlinkAt reads the symlink name in the open directory d.
+func readlinkAt(d *os.File, name string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(int(d.Fd()), name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+func reasonText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	if errors.Is(err, syscall.EACCES) {
+		return syscall.EACCES.Error()
+	}
+	return err.Error()
 }
 
 func (l *Listing) add(entry string, max int) {
