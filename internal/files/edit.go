@@ -30,10 +30,10 @@ type Edit struct {
 	Lines       []int // the first line of each, in the new content
 	First, Last int   // the edited region in the new content; Last < First when text was only removed
 	Snippet     string
-	NoOp        bool // nothing changed and the file was not rewritten
-	Changed     bool // the file had changed since it was seen; the edit still applied
-	CRLF        bool // the new text was written with CRLF line endings, as the file has
-	CR          bool // the new text was written with lone CR line endings, as the file has
+	NoOp        bool   // nothing changed and the file was not rewritten
+	Changed     bool   // the file had changed since it was seen; the edit still applied
+	CRLF        bool   // the new text was written with CRLF line endings, as the file has
+	CR          bool   // the new text was written with lone CR line endings, as the file has
 	ModeLost    string // how the file's mode could not be kept, when it could not
 	Old, New    []byte
 	Digest      Digest // of New
