@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,7 +13,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/search"
+	"github.com/mjkoo/boris/internal/session"
 )
 
 // EntryKind is what find lists.
@@ -88,7 +91,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		return nil, nil, err
 	}
 	p := newPager(in.HeadLimit, in.Offset)
-	res, err := search.Find(ctx, sess.Scope, root, search.FindOptions{
+	res, err := search.Find(ctx, scopeOf(sess), root, search.FindOptions{
 		Filter:  h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, nil, ""),
 		Pattern: pattern,
 		Type:    kind,
@@ -129,3 +132,14 @@ func pluralNoun(n int, noun string) string {
 	}
 	return plural(n, noun)
 }
+
+// sessionScope is what a search may see and open: the session's path rules, and its
+// spill directory for reading.
+type sessionScope struct {
+	*pathscope.Resolver
+	sess *session.Session
+}
+
+func (s sessionScope) Open(real string, flag int) (*os.File, error) { return s.sess.OpenRead(real, flag) }
+
+func scopeOf(sess *session.Session) search.Scope { return sessionScope{sess.Scope, sess} }
