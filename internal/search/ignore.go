@@ -2,8 +2,8 @@ package search
 
 import (
 	"bufio"
-	"io"
 	"bytes"
+	"io"
 	"os"
 	"strings"
 

@@ -140,6 +140,8 @@ type sessionScope struct {
 	sess *session.Session
 }
 
-func (s sessionScope) Open(real string, flag int) (*os.File, error) { return s.sess.OpenRead(real, flag) }
+func (s sessionScope) Open(real string, flag int) (*os.File, error) {
+	return s.sess.OpenRead(real, flag)
+}
 
 func scopeOf(sess *session.Session) search.Scope { return sessionScope{sess.Scope, sess} }
