@@ -134,6 +134,9 @@ func (r *Resolver) Resolve(cwd, path string) (string, error) {
 	}
 	real, err := canonical(lexical)
 	if err != nil {
+		if partial, ok := err.(*stuckError); ok && !r.within(partial.at) {
+			return "", fmt.Errorf("%w: %s leads outside the allowed directories (%s)", ErrDenied, path, strings.Join(r.roots, ", "))
+		}
 		// The error may name a place a link leads to; say only what happened.
 		return "", fmt.Errorf("resolving %s: %s", path, reasonOnly(err))
 	}
@@ -275,6 +278,15 @@ func absUnder(base, p string) string {
 	return filepath.Clean(p)
 }
 
+// stuckError is a failure to follow a path further than at.
+type stuckError struct {
+	at  string
+	err error
+}
+
+func (e *stuckError) Error() string { return reasonOnly(e.err) }
+func (e *stuckError) Unwrap() error { return e.err }
+
 // canonical follows every symlink in the absolute, clean path p, one component at a time,
 // so that a dangling link resolves to where a write through it would create the file.
 // Components after the first missing one are kept as written.
@@ -301,7 +313,7 @@ func canonical(p string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", &stuckError{at: next, err: err}
 		}
 		if info.Mode()&fs.ModeSymlink == 0 {
 			done = next
@@ -313,7 +325,7 @@ func canonical(p string) (string, error) {
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", err
+			return "", &stuckError{at: next, err: err}
 		}
 		if filepath.IsAbs(target) {
 			done = "/"
