@@ -450,3 +450,35 @@ func TestConcurrentEditsAreNotLost(t *testing.T) {
 		t.Errorf("after %d concurrent edits the file still has unedited lines:\n%s", n, got)
 	}
 }
+
+// TestRewriteKeepsSetuidAndSetgid: a rewrite gives the new file its owner before its mode,
+// since a change of owner clears setuid and setgid.
+func TestRewriteKeepsSetuidAndSetgid(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho old\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := fs.FileMode(0o755) | fs.ModeSetuid | fs.ModeSetgid
+	if err := os.Chmod(p, want); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Create(nil, p, []byte("#!/bin/sh\necho new\n"), 1<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode() & keptBits; got != want || c.Mode != want || c.ModeLost != "" {
+		t.Errorf("after create: mode %s, reported %s (lost %q); want %s kept", Octal(got), Octal(c.Mode), c.ModeLost, Octal(want))
+	}
+	e, err := Replace(p, "new", "newer", false, EditOptions{MaxFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(p); info.Mode()&keptBits != want || e.ModeLost != "" {
+		t.Errorf("after str_replace: mode %s (lost %q); want %s kept", Octal(info.Mode()&keptBits), e.ModeLost, Octal(want))
+	}
+}
