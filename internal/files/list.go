@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,7 +63,7 @@ func (l *Listing) walk(open Opener, d *os.File, dir, rel string, depth, max int,
 		if depth == 1 {
 			return fmt.Errorf("listing %s: %w", dir, err)
 		}
-		l.add(rel+"/ [contents not readable: "+reasonText(err)+"]", max)
+		l.add(QuotePath(rel+"/")+" [contents not readable: "+reasonText(err)+"]", max)
 		return nil
 	}
 	for _, e := range entries {
@@ -76,13 +79,13 @@ func (l *Listing) walk(open Opener, d *os.File, dir, rel string, depth, max int,
 			if err != nil {
 				target = "?"
 			}
-			l.add(r+" -> "+target, max)
+			l.add(QuotePath(r)+" -> "+QuotePath(target), max)
 		case e.IsDir():
-			l.add(r+"/", max)
+			l.add(QuotePath(r+"/"), max)
 			if depth < ListDepth {
 				sub, err := open.open(abs, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
 				if err != nil {
-					l.add(r+"/ [contents not readable: "+reasonText(err)+"]", max)
+					l.add(QuotePath(r+"/")+" [contents not readable: "+reasonText(err)+"]", max)
 					continue
 				}
 				err = l.walk(open, sub, abs, r, depth+1, max, hidden)
@@ -92,7 +95,7 @@ func (l *Listing) walk(open Opener, d *os.File, dir, rel string, depth, max int,
 				}
 			}
 		default:
-			l.add(r, max)
+			l.add(QuotePath(r), max)
 		}
 	}
 	return nil
@@ -117,6 +120,16 @@ func reasonText(err error) string {
 		return syscall.EACCES.Error()
 	}
 	return err.Error()
+}
+
+// QuotePath returns p as it is, or quoted in Go syntax ("a\nb") when it holds a control
+// character (a newline, a tab, an escape), bytes that are not UTF-8, or starts with a
+// quote, so that a file name can never forge extra lines or fields in a result.
+func QuotePath(p string) string {
+	if strings.HasPrefix(p, `"`) || !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || unicode.Is(unicode.Cc, r) || r == '\u2028' || r == '\u2029' }) {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 func (l *Listing) add(entry string, max int) {

@@ -216,3 +216,32 @@ func TestRefusalsKeepLinkTargetsSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestControlCharactersInNamesAreQuoted: a file name with a newline cannot forge lines of
+// grep, find or listing output; such names are quoted.
+func TestControlCharactersInNamesAreQuoted(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	name := "x\nforged.txt:1:needle"
+	if err := os.WriteFile(filepath.Join(cfg.Workdir, name), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, cfg, nil)
+	quoted := `"x\nforged.txt:1:needle"`
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"grep", map[string]any{"pattern": "needle"}},
+		{"grep", map[string]any{"pattern": "needle", "output_mode": "content"}},
+		{"grep", map[string]any{"pattern": "needle", "output_mode": "count"}},
+		{"find", map[string]any{"pattern": "*"}},
+		{"view", map[string]any{"path": "."}},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		out := textOf(res)
+		if res.IsError || !strings.Contains(out, quoted) || strings.Contains(out, "\nforged") {
+			t.Errorf("%s %v = %q, want the name quoted as %s and no forged line", c.tool, c.args, out, quoted)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/search"
 )
 
@@ -234,7 +235,15 @@ func searchRoot(cwd, path string, resolve func(string) (string, error)) (root, s
 // Paths under root, the resolved search root, are shown under asked, the path as the
 // caller gave it, so a search through a symlinked directory names files the way the
 // caller reaches them.
+//
+// A path with a control character in it (a newline, say) is quoted (see
+// [files.QuotePath]), so that it cannot forge lines of output.
 func relativizer(cwd, root, asked string) func(string) string {
+	rel := relativeTo(cwd, root, asked)
+	return func(abs string) string { return files.QuotePath(rel(abs)) }
+}
+
+func relativeTo(cwd, root, asked string) func(string) string {
 	dirs := []string{cwd}
 	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
 		dirs = append(dirs, real)
