@@ -34,7 +34,7 @@ type FindArgs struct {
 
 const findDescription = `Find files (or directories) by glob pattern, such as '**/*.go' or 'src/**/*.{ts,tsx}'. Fast on large trees.
 
-- Paths are listed newest first (most recently modified), relative to the working directory.
+- Paths are listed newest first (most recently modified), relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".
 - Skips, and counts at the end of the result, hidden paths and paths excluded by .gitignore/.ignore; set hidden or no_ignore to include them.
 - Results are paged: head_limit and offset select paths; the note at the end says how to get more.
 - To search file contents, use grep.`

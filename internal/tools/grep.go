@@ -47,7 +47,7 @@ const grepDescription = `Search file contents with a regular expression (RE2 syn
 - output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context) or count.
 - Each line is matched on its own unless multiline is true.
 - Results are paged: head_limit and offset select entries; the note at the end says how to get more.
-- Paths are shown relative to the working directory.`
+- Paths are shown relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".`
 
 // grepBudget is the most characters a grep or find result shows before asking for paging.
 const grepBudget = 30_000
