@@ -18,7 +18,13 @@ import (
 // one escape fails the test.
 func TestFenceHoldsUnderSwapStorm(t *testing.T) {
 	t.Parallel()
+	t.Run("split", func(t *testing.T) { t.Parallel(); swapStorm(t, false) })
+	t.Run("compat", func(t *testing.T) { t.Parallel(); swapStorm(t, true) })
+}
+
+func swapStorm(t *testing.T, compat bool) {
 	cfg := testConfig(t)
+	cfg.AnthropicCompat = compat
 	base, err := filepath.EvalSymlinks(filepath.Dir(cfg.Workdir))
 	if err != nil {
 		t.Fatal(err)
@@ -52,47 +58,74 @@ func TestFenceHoldsUnderSwapStorm(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	var storm sync.WaitGroup
 	storm.Go(func() {
-		swap := func(name, target string) {
-			p := filepath.Join(app, name)
-			_ = os.Rename(p, p+".real")
-			_ = os.Symlink(target, p)
-			_ = os.Remove(p)
-			_ = os.Rename(p+".real", p)
-		}
+		// Each name is a link about half of the time: all are swapped out, then all back.
+		links := [][2]string{{"d", filepath.Join(out, "d")}, {"f.txt", filepath.Join(out, "f.txt")}, {"g.txt", "secret.key"}}
 		for i := 0; i < 1_000_000 && ctx.Err() == nil; i++ {
-			swap("d", filepath.Join(out, "d"))
-			swap("f.txt", filepath.Join(out, "f.txt"))
-			swap("g.txt", "secret.key")
+			for _, l := range links {
+				p := filepath.Join(app, l[0])
+				_ = os.Rename(p, p+".real")
+				_ = os.Symlink(l[1], p)
+			}
+			for _, l := range links {
+				p := filepath.Join(app, l[0])
+				_ = os.Remove(p)
+				_ = os.Rename(p+".real", p)
+			}
 		}
 	})
 
 	// Content and names that exist only outside (a listing may show what a link inside says).
 	leak := regexp.MustCompile(`OUTSIDE-SECRET|DENIED-KEY|outside-only-name`)
-	calls := []struct {
+	type toolCall struct {
 		tool string
 		args map[string]any
-	}{
-		{"view", map[string]any{"path": "d/f.txt"}},
-		{"view", map[string]any{"path": "f.txt"}},
-		{"view", map[string]any{"path": "g.txt"}},
-		{"view", map[string]any{"path": "d"}},
-		{"view", map[string]any{"path": "."}},
+	}
+	calls := []toolCall{
 		{"grep", map[string]any{"pattern": "SECRET|KEY|inside", "output_mode": "content"}},
 		{"grep", map[string]any{"pattern": "SECRET|KEY", "path": "d", "output_mode": "content"}},
 		{"find", map[string]any{"pattern": "**/*"}},
 		{"find", map[string]any{"pattern": "*", "path": "d"}},
-		{"create_file", map[string]any{"path": "d/new.txt", "content": "WRITTEN\n"}},
-		{"create_file", map[string]any{"path": "f.txt", "content": "inside f\n"}},
-		{"create_file", map[string]any{"path": "d/sub/deeper.txt", "content": "WRITTEN\n"}},
-		{"str_replace", map[string]any{"path": "g.txt", "old_str": "inside", "new_str": "inside"}},
-		{"str_replace", map[string]any{"path": "d/f.txt", "old_str": "inside d", "new_str": "inside d"}},
+	}
+	if compat {
+		ed := func(args map[string]any) toolCall { return toolCall{"str_replace_editor", args} }
+		calls = append(calls,
+			ed(map[string]any{"command": "view", "path": "d/f.txt"}),
+			ed(map[string]any{"command": "view", "path": "f.txt"}),
+			ed(map[string]any{"command": "view", "path": "g.txt"}),
+			ed(map[string]any{"command": "view", "path": "d"}),
+			ed(map[string]any{"command": "view", "path": "."}),
+			ed(map[string]any{"command": "create", "path": "d/new.txt", "file_text": "WRITTEN\n"}),
+			ed(map[string]any{"command": "create", "path": "f.txt", "file_text": "inside f\n"}),
+			ed(map[string]any{"command": "create", "path": "d/sub/deeper.txt", "file_text": "WRITTEN\n"}),
+			ed(map[string]any{"command": "str_replace", "path": "g.txt", "old_str": "inside g", "new_str": "inside G"}),
+			ed(map[string]any{"command": "str_replace", "path": "g.txt", "old_str": "inside G", "new_str": "inside g"}),
+			ed(map[string]any{"command": "str_replace", "path": "d/f.txt", "old_str": "inside d", "new_str": "inside D"}),
+			ed(map[string]any{"command": "str_replace", "path": "d/f.txt", "old_str": "inside D", "new_str": "inside d"}),
+			ed(map[string]any{"command": "insert", "path": "d/f.txt", "insert_line": 0, "new_str": "top\n"}),
+			ed(map[string]any{"command": "undo_edit", "path": "d/f.txt"}),
+		)
+	} else {
+		calls = append(calls,
+			toolCall{"view", map[string]any{"path": "d/f.txt"}},
+			toolCall{"view", map[string]any{"path": "f.txt"}},
+			toolCall{"view", map[string]any{"path": "g.txt"}},
+			toolCall{"view", map[string]any{"path": "d"}},
+			toolCall{"view", map[string]any{"path": "."}},
+			toolCall{"create_file", map[string]any{"path": "d/new.txt", "content": "WRITTEN\n"}},
+			toolCall{"create_file", map[string]any{"path": "f.txt", "content": "inside f\n"}},
+			toolCall{"create_file", map[string]any{"path": "d/sub/deeper.txt", "content": "WRITTEN\n"}},
+			toolCall{"str_replace", map[string]any{"path": "g.txt", "old_str": "inside g", "new_str": "inside G"}},
+			toolCall{"str_replace", map[string]any{"path": "g.txt", "old_str": "inside G", "new_str": "inside g"}},
+			toolCall{"str_replace", map[string]any{"path": "d/f.txt", "old_str": "inside d", "new_str": "inside D"}},
+			toolCall{"str_replace", map[string]any{"path": "d/f.txt", "old_str": "inside D", "new_str": "inside d"}},
+		)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	escapes := 0
 	for w := range 2 {
 		wg.Go(func() {
-			for i := range 150 {
+			for i := range 300 {
 				c := calls[(i+w*7)%len(calls)]
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 				if err != nil {
