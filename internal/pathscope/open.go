@@ -3,6 +3,7 @@ package pathscope
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -24,7 +25,9 @@ func (r *Resolver) Open(real string, flag int) (*os.File, error) {
 	if root == "" {
 		return nil, outside(real)
 	}
-	f, err := OpenBeneath(root, real, flag)
+	// With no rule at all there is nothing to check what was opened against: a system
+	// without /proc still works then.
+	f, err := openBeneath(root, real, flag, r.Confined() || len(r.denyDirs)+len(r.patterns) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +56,10 @@ func (r *Resolver) rootOf(real string) string {
 // no component may lead outside root, and what was opened must be real itself (its path
 // as the kernel knows it), or the open is refused with [ErrChanged].
 func OpenBeneath(root, real string, flag int) (*os.File, error) {
+	return openBeneath(root, real, flag, true)
+}
+
+func openBeneath(root, real string, flag int, mustVerify bool) (*os.File, error) {
 	rel, ok := relBeneath(root, real)
 	if !ok {
 		return nil, outside(real)
@@ -74,6 +81,9 @@ func OpenBeneath(root, real string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	got, err := FdPath(f)
+	if err != nil && !mustVerify && errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w: cannot tell what %s opened (%v), so it was not used", ErrDenied, real, err)
