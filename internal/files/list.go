@@ -126,7 +126,9 @@ func reasonText(err error) string {
 // character (a newline, a tab, an escape), bytes that are not UTF-8, or starts with a
 // quote, so that a file name can never forge extra lines or fields in a result.
 func QuotePath(p string) string {
-	if strings.HasPrefix(p, `"`) || !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || unicode.Is(unicode.Cc, r) || r == '\u2028' || r == '\u2029' }) {
+	if strings.HasPrefix(p, `"`) || !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || unicode.Is(unicode.Cc, r) || r == '\u2028' || r == '\u2029'
+	}) {
 		return strconv.Quote(p)
 	}
 	return p
