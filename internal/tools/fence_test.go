@@ -278,3 +278,25 @@ func TestControlCharactersInNamesAreQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateFileReportsSetuidTruthfully: overwriting a setuid, setgid file keeps those
+// bits, and the result says so with them.
+func TestCreateFileReportsSetuidTruthfully(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	p := filepath.Join(cfg.Workdir, "tool")
+	if err := os.WriteFile(p, []byte("old\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o755|os.ModeSetuid|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, cfg, nil)
+	res := call(t, cs, "create_file", map[string]any{"path": "tool", "content": "new\n"})
+	if res.IsError || !strings.Contains(textOf(res), "(mode 6755 kept)") {
+		t.Errorf("create_file = %q, want it to report mode 6755 kept", textOf(res))
+	}
+	if info, err := os.Stat(p); err != nil || info.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid) != 0o755|os.ModeSetuid|os.ModeSetgid {
+		t.Errorf("mode after create_file = %v, %v; want setuid and setgid kept", info.Mode(), err)
+	}
+}
