@@ -30,18 +30,18 @@ func writeAll(f *os.File, data []byte) error {
 // meanwhile cannot redirect the write. On any failure path is left as it was and the
 // temporary file is removed. lost says how old's mode could not be kept, if it could not.
 func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write writeFunc) (lost string, err error) {
+	dirPath, base := filepath.Split(path)
+	dirPath = filepath.Clean(dirPath)
+	d, err := open.open(dirPath, os.O_RDONLY|syscall.O_DIRECTORY)
+	if err != nil {
+		return "", err // a refusal keeps its kind
+	}
+	defer d.Close()
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("cannot write %s: %s; the file was left unchanged", path, reason(err))
 		}
 	}()
-	dirPath, base := filepath.Split(path)
-	dirPath = filepath.Clean(dirPath)
-	d, err := open.open(dirPath, os.O_RDONLY|syscall.O_DIRECTORY)
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
 	dfd := int(d.Fd())
 	// Root may write anywhere; a directory no one may write is still taken as read-only.
 	if st, err := d.Stat(); err == nil && st.Mode().Perm()&0o222 == 0 {
@@ -318,10 +318,11 @@ func Restore(open Opener, path string, old []byte, existed bool, wrote Digest, m
 	}
 	if !existed {
 		d, err := open.open(filepath.Dir(path), os.O_RDONLY|syscall.O_DIRECTORY)
-		if err == nil {
-			err = unix.Unlinkat(int(d.Fd()), filepath.Base(path), 0)
-			d.Close()
+		if err != nil {
+			return err
 		}
+		err = unix.Unlinkat(int(d.Fd()), filepath.Base(path), 0)
+		d.Close()
 		if err != nil {
 			return fmt.Errorf("removing %s: %s", path, reason(err))
 		}
