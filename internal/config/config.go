@@ -67,8 +67,8 @@ type cli struct {
 	Host            string           `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Workdir         string           `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
 	Timeout         int              `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
-	AllowDir        []string         `help:"Confine file tools to this directory (repeatable)." sep:"none" placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
-	DenyDir         []string         `help:"Hide a directory or doublestar pattern such as '**/.env' from file tools (repeatable)." sep:"none" placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
+	AllowDir        []string         `help:"Confine file tools to this directory (repeatable; relative to --workdir)." sep:"none" placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir         []string         `help:"Hide a path, a name at any depth (no slash, such as '.env') or a doublestar pattern such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." sep:"none" placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
 	NoBash          bool             `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string         `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
@@ -181,6 +181,11 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 	}
 	cfg.Workdir = wd
 	for i, d := range cfg.AllowDirs {
+		// Relative rules are taken against --workdir, as deny rules are (see pathscope.New),
+		// never against the directory Boris was started from.
+		if !filepath.IsAbs(d) && d != "~" && !strings.HasPrefix(d, "~/") {
+			d = filepath.Join(wd, d)
+		}
 		abs, err := absDir(d, getenv)
 		if err != nil {
 			return Config{}, fmt.Errorf("--allow-dir: %w", err)

@@ -3,6 +3,8 @@ package config
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +175,21 @@ func FuzzSplitList(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestRelativeAllowDirAgainstWorkdir(t *testing.T) {
+	wd := t.TempDir()
+	if err := os.Mkdir(filepath.Join(wd, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The process runs from another directory: "." must still mean --workdir.
+	t.Chdir(t.TempDir())
+	cfg, err := Parse([]string{"--workdir", wd, "--allow-dir", ".", "--allow-dir", "sub"}, env(nil), "test", &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{wd, filepath.Join(wd, "sub")}
+	if diff := cmp.Diff(want, cfg.AllowDirs); diff != "" {
+		t.Errorf("AllowDirs (-want +got):\n%s", diff)
+	}
 }

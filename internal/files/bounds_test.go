@@ -159,7 +159,7 @@ func TestListStopsWhenTheRequestEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := List(newStopAfter(t, 2), dir, 100, nil)
+	_, err := List(newStopAfter(t, 2), nil, dir, 100, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a request that ended = %v, want context.Canceled", err)
 	}

@@ -20,6 +20,8 @@ type EditOptions struct {
 	// Previous is the file's content when it was last seen, if it was kept; with it a
 	// refusal can say what changed.
 	Previous []byte
+	// Open opens the file and its directory (see [Opener]).
+	Open Opener
 }
 
 // Edit is what [Replace] or [Insert] did.
@@ -28,10 +30,11 @@ type Edit struct {
 	Lines       []int // the first line of each, in the new content
 	First, Last int   // the edited region in the new content; Last < First when text was only removed
 	Snippet     string
-	NoOp        bool // nothing changed and the file was not rewritten
-	Changed     bool // the file had changed since it was seen; the edit still applied
-	CRLF        bool // the new text was written with CRLF line endings, as the file has
-	CR          bool // the new text was written with lone CR line endings, as the file has
+	NoOp        bool   // nothing changed and the file was not rewritten
+	Changed     bool   // the file had changed since it was seen; the edit still applied
+	CRLF        bool   // the new text was written with CRLF line endings, as the file has
+	CR          bool   // the new text was written with lone CR line endings, as the file has
+	ModeLost    string // how the file's mode could not be kept, when it could not
 	Old, New    []byte
 	Digest      Digest // of New
 }
@@ -59,7 +62,7 @@ func snippet(data []byte, first, last int) string {
 // file within the size limit, seen in this session if that is required. changed reports
 // that it differs from what was seen.
 func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, changed bool, err error) {
-	data, info, err = readRegular(path, opts.MaxFileSize)
+	data, info, err = readRegular(opts.Open, path, opts.MaxFileSize)
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -235,7 +235,7 @@ func TestCreate(t *testing.T) {
 	t.Run("new with parents", func(t *testing.T) {
 		t.Parallel()
 		p := filepath.Join(t.TempDir(), "a", "b", "c.txt")
-		c, err := Create(p, []byte("hi\n"), limit, false)
+		c, err := Create(nil, p, []byte("hi\n"), limit, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func TestCreate(t *testing.T) {
 		t.Parallel()
 		p := writeFile(t, "x.sh", "old\n")
 		os.Chmod(p, 0o700)
-		c, err := Create(p, []byte("new\n"), limit, true)
+		c, err := Create(nil, p, []byte("new\n"), limit, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,8 +262,8 @@ func TestCreate(t *testing.T) {
 	t.Run("too large", func(t *testing.T) {
 		t.Parallel()
 		p := filepath.Join(t.TempDir(), "x")
-		if _, err := Create(p, make([]byte, 11), 10, false); !errors.Is(err, ErrTooLarge) {
-			t.Errorf("Create(11 bytes, limit 10) error = %v, want ErrTooLarge", err)
+		if _, err := Create(nil, p, make([]byte, 11), 10, false); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("Create(nil, 11 bytes, limit 10) error = %v, want ErrTooLarge", err)
 		}
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("Create over the limit wrote the file")
@@ -271,17 +271,17 @@ func TestCreate(t *testing.T) {
 	})
 	t.Run("directory", func(t *testing.T) {
 		t.Parallel()
-		if _, err := Create(t.TempDir(), []byte("x"), limit, false); !errors.Is(err, ErrUnsupported) {
-			t.Errorf("Create(directory) error = %v, want ErrUnsupported", err)
+		if _, err := Create(nil, t.TempDir(), []byte("x"), limit, false); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("Create(nil, directory) error = %v, want ErrUnsupported", err)
 		}
 	})
 	t.Run("parent is a file", func(t *testing.T) {
 		t.Parallel()
 		plain := writeFile(t, "plainfile", "keep\n")
 		for _, p := range []string{filepath.Join(plain, "sub.txt"), filepath.Join(plain, "a", "b.txt")} {
-			_, err := Create(p, []byte("x"), limit, false)
+			_, err := Create(nil, p, []byte("x"), limit, false)
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(fmt.Sprint(err), plain+" is a file, not a directory") {
-				t.Errorf("Create(%s) error = %v, want ErrInvalid saying %s is a file", p, err, plain)
+				t.Errorf("Create(nil, %s) error = %v, want ErrInvalid saying %s is a file", p, err, plain)
 			}
 		}
 		if readBack(t, plain) != "keep\n" {
@@ -292,8 +292,8 @@ func TestCreate(t *testing.T) {
 		t.Parallel()
 		p := writeFile(t, "ro", "keep\n")
 		os.Chmod(p, 0o444)
-		if _, err := Create(p, []byte("x"), limit, false); !errors.Is(err, ErrUnsupported) || readBack(t, p) != "keep\n" {
-			t.Errorf("Create(read-only file) error = %v, want ErrUnsupported and the file kept", err)
+		if _, err := Create(nil, p, []byte("x"), limit, false); !errors.Is(err, ErrUnsupported) || readBack(t, p) != "keep\n" {
+			t.Errorf("Create(nil, read-only file) error = %v, want ErrUnsupported and the file kept", err)
 		}
 	})
 }
@@ -308,7 +308,7 @@ func TestWriteFailureLeavesOriginal(t *testing.T) {
 			f.Write(data[:len(data)/2])
 			return &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 		}
-		err := writeAtomic(p, []byte("replacement that does not fit\n"), info, full)
+		_, err := writeAtomic(nil, p, []byte("replacement that does not fit\n"), info, full)
 		if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "left unchanged") {
 			t.Fatalf("writeAtomic on a full disk error = %v, want it to name ENOSPC and say the file was left unchanged", err)
 		}
@@ -343,14 +343,14 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(p, []byte("three\n"), 0o644)
-	if err := Restore(p, e.Old, true, e.Digest, limit); !errors.Is(err, ErrStale) {
+	if err := Restore(nil, p, e.Old, true, e.Digest, limit); !errors.Is(err, ErrStale) {
 		t.Errorf("Restore after another change error = %v, want ErrStale", err)
 	}
 	os.WriteFile(p, []byte("two\n"), 0o644)
-	if err := Restore(p, e.Old, true, e.Digest, limit); err != nil || readBack(t, p) != "one\n" {
+	if err := Restore(nil, p, e.Old, true, e.Digest, limit); err != nil || readBack(t, p) != "one\n" {
 		t.Errorf("Restore = %v, content %q; want the old content back", err, readBack(t, p))
 	}
-	if err := Restore(p, nil, false, ContentDigest([]byte("one\n")), limit); err != nil {
+	if err := Restore(nil, p, nil, false, ContentDigest([]byte("one\n")), limit); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
@@ -448,5 +448,37 @@ func TestConcurrentEditsAreNotLost(t *testing.T) {
 	wg.Wait()
 	if got := readBack(t, p); strings.Contains(got, "line") {
 		t.Errorf("after %d concurrent edits the file still has unedited lines:\n%s", n, got)
+	}
+}
+
+// TestRewriteKeepsSetuidAndSetgid: a rewrite gives the new file its owner before its mode,
+// since a change of owner clears setuid and setgid.
+func TestRewriteKeepsSetuidAndSetgid(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho old\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := fs.FileMode(0o755) | fs.ModeSetuid | fs.ModeSetgid
+	if err := os.Chmod(p, want); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Create(nil, p, []byte("#!/bin/sh\necho new\n"), 1<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode() & keptBits; got != want || c.Mode != want || c.ModeLost != "" {
+		t.Errorf("after create: mode %s, reported %s (lost %q); want %s kept", Octal(got), Octal(c.Mode), c.ModeLost, Octal(want))
+	}
+	e, err := Replace(t.Context(), p, "new", "newer", false, EditOptions{MaxFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(p); info.Mode()&keptBits != want || e.ModeLost != "" {
+		t.Errorf("after str_replace: mode %s (lost %q); want %s kept", Octal(info.Mode()&keptBits), e.ModeLost, Octal(want))
 	}
 }

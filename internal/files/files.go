@@ -3,7 +3,9 @@
 // keeps what it does not touch byte for byte: line endings, BOM, encoding, final newline, mode.
 //
 // Paths given to this package are already resolved and allowed (see [pathscope.Resolver]);
-// it never decides access itself, except that a directory walk asks a Hidden function.
+// it never decides access itself, except that a directory walk asks a Hidden function. It
+// opens them through an [Opener], which refuses a path that no longer leads where it was
+// checked to, and writes inside the directory it opened.
 package files
 
 import (
@@ -111,10 +113,25 @@ func notRegular(path string, mode fs.FileMode) error {
 	return errorf(ErrUnsupported, "%s is %s; the file tools read and write regular files only (use bash for this one)", path, what)
 }
 
+// Opener opens a path that was already resolved and allowed, for reading or as a directory
+// (flag as for [os.OpenFile]; it never creates), and refuses when what it opened is not that
+// path: a component swapped for a symlink after the check must not lead elsewhere (see
+// pathscope.Resolver.Open). Every read and write of this package opens through one, and a
+// write works inside the directory it opened, so what was checked is what is touched. A nil
+// Opener opens paths as they are, for callers that confine nothing.
+type Opener func(path string, flag int) (*os.File, error)
+
+func (o Opener) open(path string, flag int) (*os.File, error) {
+	if o == nil {
+		return os.OpenFile(path, flag|syscall.O_CLOEXEC, 0)
+	}
+	return o(path, flag)
+}
+
 // openRegular opens path for reading after checking that it is a regular file, so a FIFO or
-// device is refused rather than blocking. The open itself is non-blocking and does not
-// follow a final symlink, in case the path was swapped between the check and the open.
-func openRegular(path string) (*os.File, fs.FileInfo, error) {
+// device is refused rather than blocking. The open itself is non-blocking and goes through
+// open, in case the path was swapped between the check and the open.
+func openRegular(open Opener, path string) (*os.File, fs.FileInfo, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err
@@ -122,7 +139,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	if err := notRegular(path, info.Mode()); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := open.open(path, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -156,8 +173,8 @@ func readFailed(path string, err error) error {
 }
 
 // readRegular reads the whole regular file at path, refusing files over limit bytes.
-func readRegular(path string, limit int64) ([]byte, fs.FileInfo, error) {
-	f, info, err := openRegular(path)
+func readRegular(open Opener, path string, limit int64) ([]byte, fs.FileInfo, error) {
+	f, info, err := openRegular(open, path)
 	if err != nil {
 		return nil, nil, err
 	}

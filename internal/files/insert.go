@@ -62,13 +62,15 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	if err := writable(path, info); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(path, out, info, writeAll); err != nil {
+	lost, err := writeAtomic(opts.Open, path, out, info, writeAll)
+	if err != nil {
 		return nil, err
 	}
 	added := countLines([]byte(text))
 	e := &Edit{Count: 1, Old: data, New: out, Digest: ContentDigest(out), First: after + 1, Last: after + added,
 		CRLF: bytes.Equal(eol, []byte("\r\n")), CR: bytes.Equal(eol, []byte("\r"))}
 	e.Lines = []int{e.First}
+	e.ModeLost = lost
 	e.Snippet = snippet(out, e.First, e.Last)
 	return e, nil
 }

@@ -7,6 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // ListDepth is how many levels of a directory [List] shows.
@@ -29,37 +37,37 @@ type Listing struct {
 
 // List walks dir two levels deep, showing dotfiles but skipping .git and node_modules, and
 // leaving out every path hidden reports true for (absolute paths). After max entries it only
-// counts. It stops when ctx ends.
-func List(ctx context.Context, dir string, max int, hidden func(string) bool) (*Listing, error) {
-	info, err := os.Stat(dir)
+// counts. Every directory is opened through open and read from what was opened, and a
+// symlink's target is read inside its open directory, so a directory swapped meanwhile
+// cannot show what lies elsewhere. It stops when ctx ends.
+func List(ctx context.Context, open Opener, dir string, max int, hidden func(string) bool) (*Listing, error) {
+	d, err := open.open(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
 	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil, errorf(ErrInvalid, "%s is not a directory", dir)
+		}
 		return nil, err
 	}
-	if !info.IsDir() {
-		return nil, errorf(ErrInvalid, "%s is not a directory", dir)
-	}
 	l := &Listing{}
-	if err := l.walk(ctx, dir, "", 1, max, hidden); err != nil {
+	err = l.walk(ctx, open, d, dir, "", 1, max, hidden)
+	d.Close()
+	if err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Listing) walk(ctx context.Context, dir, rel string, depth, max int, hidden func(string) bool) error {
+func (l *Listing) walk(ctx context.Context, open Opener, d *os.File, dir, rel string, depth, max int, hidden func(string) bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("listing %s stopped: the request ended (%w)", dir, err)
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	entries, err := d.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if err != nil && len(entries) == 0 {
 		if depth == 1 {
 			return fmt.Errorf("listing %s: %w", dir, err)
 		}
-		reason := err.Error()
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			reason = pe.Err.Error()
-		}
-		l.add(rel+"/ [contents not readable: "+reason+"]", max)
+		l.add(QuotePath(rel+"/")+" [contents not readable: "+reasonText(err)+"]", max)
 		return nil
 	}
 	for _, e := range entries {
@@ -71,23 +79,63 @@ func (l *Listing) walk(ctx context.Context, dir, rel string, depth, max int, hid
 		r := filepath.Join(rel, name)
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
-			target, err := os.Readlink(abs)
+			target, err := readlinkAt(d, name)
 			if err != nil {
 				target = "?"
 			}
-			l.add(r+" -> "+target, max)
+			l.add(QuotePath(r)+" -> "+QuotePath(target), max)
 		case e.IsDir():
-			l.add(r+"/", max)
+			l.add(QuotePath(r+"/"), max)
 			if depth < ListDepth {
-				if err := l.walk(ctx, abs, r, depth+1, max, hidden); err != nil {
+				sub, err := open.open(abs, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
+				if err != nil {
+					l.add(QuotePath(r+"/")+" [contents not readable: "+reasonText(err)+"]", max)
+					continue
+				}
+				err = l.walk(ctx, open, sub, abs, r, depth+1, max, hidden)
+				sub.Close()
+				if err != nil {
 					return err
 				}
 			}
 		default:
-			l.add(r, max)
+			l.add(QuotePath(r), max)
 		}
 	}
 	return nil
+}
+
+// readlinkAt reads the symlink name in the open directory d.
+func readlinkAt(d *os.File, name string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(int(d.Fd()), name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+func reasonText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	if errors.Is(err, syscall.EACCES) {
+		return syscall.EACCES.Error()
+	}
+	return err.Error()
+}
+
+// QuotePath returns p as it is, or quoted in Go syntax ("a\nb") when it holds a control
+// character (a newline, a tab, an escape), bytes that are not UTF-8, or starts with a
+// quote, so that a file name can never forge extra lines or fields in a result.
+func QuotePath(p string) string {
+	if strings.HasPrefix(p, `"`) || !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || unicode.Is(unicode.Cc, r) || r == '\u2028' || r == '\u2029'
+	}) {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 func (l *Listing) add(entry string, max int) {

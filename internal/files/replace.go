@@ -81,10 +81,11 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 	if err := writable(path, info); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(path, out, info, writeAll); err != nil {
+	lost, err := writeAtomic(opts.Open, path, out, info, writeAll)
+	if err != nil {
 		return nil, err
 	}
-	e.New, e.Digest = out, ContentDigest(out)
+	e.New, e.Digest, e.ModeLost = out, ContentDigest(out), lost
 	lo := asLF(out)
 	e.Lines = lines(lo, at, len(n)-len(o))
 	start := at[0]

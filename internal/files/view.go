@@ -19,6 +19,8 @@ type ViewOptions struct {
 	// MaxFileSize is the largest file shown without a range and the most text one view
 	// returns. A range reads only up to its end, so it works on files of any size.
 	MaxFileSize int64
+	// Open opens the file (see [Opener]).
+	Open Opener
 }
 
 // FileView is what [View] found.
@@ -59,7 +61,7 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 	case last < first:
 		return nil, errorf(ErrInvalid, "view_range [%d, %d] ends before it starts: give [start, end] with end >= start, or end -1 for the rest of the file", first, last)
 	}
-	f, info, err := openRegular(path)
+	f, info, err := openRegular(opts.Open, path)
 	if err != nil {
 		return nil, err
 	}

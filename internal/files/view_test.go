@@ -279,7 +279,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	hidden := func(p string) bool { return strings.HasSuffix(p, "/secret") }
-	l, err := List(t.Context(), dir, 100, hidden)
+	l, err := List(t.Context(), nil, dir, 100, hidden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestList(t *testing.T) {
 	if diff := cmp.Diff(want, l.Entries); diff != "" || l.Omitted != 0 {
 		t.Errorf("List (-want +got):\n%s(omitted %d)", diff, l.Omitted)
 	}
-	l, err = List(t.Context(), dir, 3, hidden)
+	l, err = List(t.Context(), nil, dir, 3, hidden)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // writeFunc writes data to an open temporary file. Tests substitute one that fails part way,
@@ -21,77 +24,171 @@ func writeAll(f *os.File, data []byte) error {
 }
 
 // writeAtomic replaces path with data: it writes a temporary file in the same directory,
-// gives it old's mode and owner (a new file gets 0644 less the umask), syncs it and renames
-// it over path. On any failure path is left as it was and the temporary file is removed.
+// gives it old's owner and then its mode (a new file gets 0644 less the umask), syncs it and
+// renames it over path. The directory is opened once, through open, and the temporary file
+// is created and renamed inside that open directory, so a directory swapped for a symlink
+// meanwhile cannot redirect the write. On any failure path is left as it was and the
+// temporary file is removed. lost says how old's mode could not be kept, if it could not.
 //
 // The one sync, of the data before the rename, is what makes the write crash safe: after a
 // crash path holds the old content or the new, each in full, never a torn or empty file.
 // The directory is not synced: that would only make the rename itself durable (so that an
 // edit made just before a crash is not lost to the old content), at the cost of a second
 // disk flush per edit.
-func writeAtomic(path string, data []byte, old fs.FileInfo, write writeFunc) (err error) {
+func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write writeFunc) (lost string, err error) {
+	dirPath, base := filepath.Split(path)
+	dirPath = filepath.Clean(dirPath)
+	d, err := open.open(dirPath, os.O_RDONLY|syscall.O_DIRECTORY)
+	if err != nil {
+		return "", err // a refusal keeps its kind
+	}
+	defer d.Close()
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("cannot write %s: %s; the file was left unchanged", path, reason(err))
 		}
 	}()
-	dir, base := filepath.Split(path)
-	if len(base) > 200 {
-		base = base[:200] // keep the temporary name within NAME_MAX
-	}
+	dfd := int(d.Fd())
 	// Root may write anywhere; a directory no one may write is still taken as read-only.
-	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("%w: the directory %s is read-only (mode %04o)", fs.ErrPermission, filepath.Clean(dir), st.Mode().Perm())
+	if st, err := d.Stat(); err == nil && st.Mode().Perm()&0o222 == 0 {
+		return "", fmt.Errorf("%w: the directory %s is read-only (mode %04o)", fs.ErrPermission, dirPath, st.Mode().Perm())
 	}
-	perm := fs.FileMode(0o644)
+	short := base
+	if len(short) > 200 {
+		short = short[:200] // keep the temporary name within NAME_MAX
+	}
+	perm := uint32(0o644)
 	if old != nil {
-		perm = old.Mode().Perm()
+		perm = uint32(old.Mode().Perm())
 	}
-	var f *os.File
+	var fd int
 	var tmp string
 	for range 100 {
-		tmp = filepath.Join(dir, "."+base+"."+randomHex(6)+".tmp")
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
+		tmp = "." + short + "." + randomHex(6) + ".tmp"
+		fd, err = unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		if err != unix.EEXIST {
 			break
 		}
 	}
 	if err != nil {
-		return err
+		return "", &fs.PathError{Op: "create", Path: filepath.Join(dirPath, tmp), Err: err}
 	}
+	f := os.NewFile(uintptr(fd), filepath.Join(dirPath, tmp))
 	done := false
 	defer func() {
 		if !done {
 			f.Close()
-			os.Remove(tmp)
+			_ = unix.Unlinkat(dfd, tmp, 0)
 		}
 	}()
 	if err := write(f, data); err != nil {
-		return err
+		return "", err
 	}
 	if old != nil {
-		// OpenFile's mode went through the umask; the old mode (with setuid, setgid and
-		// sticky bits) must not.
-		if err := f.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
-			return err
-		}
+		// Owner first: a change of owner clears setuid and setgid, so the mode comes after.
 		if st, ok := old.Sys().(*syscall.Stat_t); ok {
 			_ = f.Chown(int(st.Uid), int(st.Gid)) // works only for root or the same owner; best effort
 		}
+		// OpenFile's mode went through the umask; the old mode (with setuid, setgid and
+		// sticky bits) must not.
+		want := old.Mode() & keptBits
+		if err := f.Chmod(want); err != nil {
+			return "", err
+		}
+		if st, err := f.Stat(); err == nil && st.Mode()&keptBits != want {
+			lost = fmt.Sprintf("its mode was %s and is now %s: the system would not keep %s for this user", Octal(want), Octal(st.Mode()&keptBits), lostBits(want&^st.Mode()))
+		}
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return "", err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return "", err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
+		_ = unix.Unlinkat(dfd, tmp, 0)
 		done = true
-		return err
+		return "", &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
 	}
 	done = true
-	return nil
+	return lost, nil
+}
+
+// keptBits are the mode bits a rewrite keeps.
+const keptBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// Octal writes a file mode as chmod takes it, with setuid (4000), setgid (2000) and sticky
+// (1000) bits: 0644, 4755.
+func Octal(m fs.FileMode) string {
+	v := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		v |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		v |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		v |= 0o1000
+	}
+	return fmt.Sprintf("%04o", v)
+}
+
+func lostBits(m fs.FileMode) string {
+	var names []string
+	if m&fs.ModeSetuid != 0 {
+		names = append(names, "setuid")
+	}
+	if m&fs.ModeSetgid != 0 {
+		names = append(names, "setgid")
+	}
+	if m&fs.ModeSticky != 0 {
+		names = append(names, "sticky")
+	}
+	if len(names) == 0 {
+		return "those bits"
+	}
+	return strings.Join(names, " and ")
+}
+
+// openDirMaking opens the directory dir through open, creating it and its missing parents
+// first. Each missing directory is made inside its parent's open directory and opened from
+// there without following a symlink, so none can be made outside what open allows.
+func openDirMaking(open Opener, dir string) (*os.File, error) {
+	var missing []string
+	cur := dir
+	var d *os.File
+	for {
+		var err error
+		d, err = open.open(cur, os.O_RDONLY|syscall.O_DIRECTORY)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return nil, err
+		}
+		missing = append(missing, filepath.Base(cur))
+		cur = parent
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		name := missing[i]
+		dfd := int(d.Fd())
+		if err := unix.Mkdirat(dfd, name, 0o755); err != nil && err != unix.EEXIST {
+			d.Close()
+			return nil, &fs.PathError{Op: "mkdir", Path: filepath.Join(cur, name), Err: err}
+		}
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		d.Close()
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: filepath.Join(cur, name), Err: err}
+		}
+		cur = filepath.Join(cur, name)
+		d = os.NewFile(uintptr(fd), cur)
+	}
+	return d, nil
 }
 
 // reason is the OS's explanation in err, without the path it repeats.
@@ -132,7 +229,9 @@ func writable(path string, info fs.FileInfo) error {
 type Created struct {
 	Bytes   int
 	Existed bool        // an existing file was overwritten
-	Mode    fs.FileMode // the mode the file has now
+	Mode    fs.FileMode // the mode the file has now, with setuid, setgid and sticky bits
+	// ModeLost says how an overwritten file's mode could not be kept, when it could not.
+	ModeLost string
 	// Old is the overwritten content, when asked for and the file was within the size limit.
 	Old     []byte
 	OldKept bool
@@ -141,7 +240,7 @@ type Created struct {
 // Create writes content to path, creating missing parent directories, or overwrites the
 // regular file there keeping its mode. New files get mode 0644 less the umask. With keepOld,
 // the overwritten content is returned for undo.
-func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Created, error) {
+func Create(open Opener, path string, content []byte, maxFileSize int64, keepOld bool) (*Created, error) {
 	if int64(len(content)) > maxFileSize {
 		return nil, errorf(ErrTooLarge, "content is %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
 			thousands(int64(len(content))), thousands(maxFileSize))
@@ -157,9 +256,9 @@ func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Crea
 		if err := writable(path, info); err != nil {
 			return nil, err
 		}
-		c.Existed, c.Mode = true, info.Mode().Perm()
+		c.Existed, c.Mode = true, info.Mode()&keptBits
 		if keepOld && info.Size() <= maxFileSize {
-			if old, _, err := readRegular(path, maxFileSize); err == nil {
+			if old, _, err := readRegular(open, path, maxFileSize); err == nil {
 				c.Old, c.OldKept = old, true
 			}
 		}
@@ -167,22 +266,30 @@ func Create(path string, content []byte, maxFileSize int64, keepOld bool) (*Crea
 		return nil, fileInTheWay(path)
 	case errors.Is(err, fs.ErrNotExist):
 		info = nil
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		d, err := openDirMaking(open, filepath.Dir(path))
+		if err != nil {
 			if errors.Is(err, syscall.ENOTDIR) {
 				return nil, fileInTheWay(path)
 			}
-			return nil, fmt.Errorf("cannot create the parent directories of %s: %s", path, reason(err))
+			if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("cannot create the parent directories of %s: %s", path, reason(err))
+			}
+			return nil, err
 		}
+		d.Close()
 	default:
 		return nil, err
 	}
-	if err := writeAtomic(path, content, info, writeAll); err != nil {
+	lost, err := writeAtomic(open, path, content, info, writeAll)
+	if err != nil {
 		return nil, err
 	}
-	if !c.Existed {
-		if st, err := os.Stat(path); err == nil {
-			c.Mode = st.Mode().Perm()
+	c.ModeLost = lost
+	if f, err := open.open(path, os.O_RDONLY|syscall.O_NONBLOCK); err == nil {
+		if st, err := f.Stat(); err == nil {
+			c.Mode = st.Mode() & keptBits
 		}
+		f.Close()
 	}
 	return c, nil
 }
@@ -202,9 +309,9 @@ func fileInTheWay(path string) error {
 
 // Restore undoes an edit: if path still holds exactly what the edit wrote (digest wrote), it
 // puts back old, or removes the file when the edit created it (existed false).
-func Restore(path string, old []byte, existed bool, wrote Digest, maxFileSize int64) error {
+func Restore(open Opener, path string, old []byte, existed bool, wrote Digest, maxFileSize int64) error {
 	defer lockPath(path)()
-	data, info, err := readRegular(path, maxFileSize)
+	data, info, err := readRegular(open, path, maxFileSize)
 	if err != nil {
 		return err
 	}
@@ -215,10 +322,17 @@ func Restore(path string, old []byte, existed bool, wrote Digest, maxFileSize in
 		return err
 	}
 	if !existed {
-		if err := os.Remove(path); err != nil {
+		d, err := open.open(filepath.Dir(path), os.O_RDONLY|syscall.O_DIRECTORY)
+		if err != nil {
+			return err
+		}
+		err = unix.Unlinkat(int(d.Fd()), filepath.Base(path), 0)
+		d.Close()
+		if err != nil {
 			return fmt.Errorf("removing %s: %s", path, reason(err))
 		}
 		return nil
 	}
-	return writeAtomic(path, old, info, writeAll)
+	_, err = writeAtomic(open, path, old, info, writeAll)
+	return err
 }

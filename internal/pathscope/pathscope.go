@@ -40,9 +40,11 @@ type Resolver struct {
 	bases    []string // workdir and roots: the places relative patterns are anchored at
 }
 
-// New builds a Resolver. allow and deny entries that are relative are taken against workdir.
-// A deny entry with glob characters (*?[{) is a doublestar pattern; a pattern without a slash,
-// such as '*.key' or '.env', matches a name at any depth.
+// New builds a Resolver. allow and deny entries that are relative are taken against workdir
+// (never against the process's working directory). A deny entry with glob characters
+// (*?[{) is a doublestar pattern; an entry without a slash, such as '*.key', '.env' or
+// 'secrets', matches a name at any depth. A pattern whose leading directories go through a
+// symlink also matches the real paths they lead to.
 func New(workdir string, allow, deny []string) (*Resolver, error) {
 	r := &Resolver{}
 	for _, a := range allow {
@@ -54,11 +56,15 @@ func New(workdir string, allow, deny []string) (*Resolver, error) {
 		r.roots = append(r.roots, canon)
 	}
 	for _, d := range deny {
-		if strings.ContainsAny(d, "*?[{") {
+		name := !strings.Contains(d, "/") && d != "." && d != ".." && d != "~"
+		if name || strings.ContainsAny(d, "*?[{") {
 			if !doublestar.ValidatePattern(d) {
 				return nil, fmt.Errorf("deny pattern %q is not a valid glob", d)
 			}
 			r.patterns = append(r.patterns, filepath.ToSlash(d))
+			if real := realPattern(workdir, d); real != "" {
+				r.patterns = append(r.patterns, real)
+			}
 			continue
 		}
 		abs := absUnder(workdir, d)
@@ -72,6 +78,33 @@ func New(workdir string, allow, deny []string) (*Resolver, error) {
 		r.bases = append(r.bases, canon)
 	}
 	return r, nil
+}
+
+// realPattern returns pat with its literal leading directories (those before the first
+// component with a glob character) replaced by their real path, when they go through a
+// symlink, so that 'LINK/**/*.key' also hides the real files; else "".
+func realPattern(workdir, pat string) string {
+	parts := strings.Split(filepath.ToSlash(pat), "/")
+	n := 0
+	for n < len(parts)-1 && !strings.ContainsAny(parts[n], "*?[{\\") {
+		n++
+	}
+	if n == 0 || n == 1 && parts[0] == "" {
+		return ""
+	}
+	prefix := absUnder(workdir, strings.Join(parts[:n], "/"))
+	real, err := canonical(prefix)
+	if err != nil || real == prefix {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range real {
+		if strings.ContainsRune("*?[]{}\\", c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return filepath.ToSlash(b.String()) + "/" + strings.Join(parts[n:], "/")
 }
 
 // Roots returns the canonical allowed roots; none means no confinement.
@@ -101,15 +134,32 @@ func (r *Resolver) Resolve(cwd, path string) (string, error) {
 	}
 	real, err := canonical(lexical)
 	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", path, err)
-	}
-	if err := r.Check(real); err != nil {
-		if real != lexical && errors.Is(err, ErrDenied) {
-			return "", fmt.Errorf("%w (%s resolves to %s)", err, path, real)
+		if partial, ok := err.(*stuckError); ok && !r.within(partial.at) {
+			return "", fmt.Errorf("%w: %s leads outside the allowed directories (%s)", ErrDenied, path, strings.Join(r.roots, ", "))
 		}
-		return "", err
+		// The error may name a place a link leads to; say only what happened.
+		return "", fmt.Errorf("resolving %s: %s", path, reasonOnly(err))
+	}
+	if real == lexical {
+		return real, r.Check(real)
+	}
+	// Through a symlink: never say where it leads unless that is allowed.
+	if !r.within(real) {
+		return "", fmt.Errorf("%w: %s leads outside the allowed directories (%s)", ErrDenied, path, strings.Join(r.roots, ", "))
+	}
+	if r.denied(real) {
+		return "", fmt.Errorf("%w: %s leads to a path that matches a deny rule (--deny-dir)", ErrDenied, path)
 	}
 	return real, nil
+}
+
+// reasonOnly is the OS's explanation in err, without the path it names.
+func reasonOnly(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // Check reports whether the already-canonical absolute path real may be used.
@@ -228,6 +278,15 @@ func absUnder(base, p string) string {
 	return filepath.Clean(p)
 }
 
+// stuckError is a failure to follow a path further than at.
+type stuckError struct {
+	at  string
+	err error
+}
+
+func (e *stuckError) Error() string { return reasonOnly(e.err) }
+func (e *stuckError) Unwrap() error { return e.err }
+
 // canonical follows every symlink in the absolute, clean path p, one component at a time,
 // so that a dangling link resolves to where a write through it would create the file.
 // Components after the first missing one are kept as written.
@@ -254,7 +313,7 @@ func canonical(p string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", &stuckError{at: next, err: err}
 		}
 		if info.Mode()&fs.ModeSymlink == 0 {
 			done = next
@@ -262,11 +321,11 @@ func canonical(p string) (string, error) {
 		}
 		hops++
 		if hops > maxLinks {
-			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+			return "", syscall.ELOOP
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", err
+			return "", &stuckError{at: next, err: err}
 		}
 		if filepath.IsAbs(target) {
 			done = "/"

@@ -159,7 +159,7 @@ func TestHidden(t *testing.T) {
 		filepath.Join(app, "key.pem"):     true,
 		filepath.Join(app, "a/b/c.key"):   true,
 		filepath.Join(app, ".env"):        true,
-		filepath.Join(app, "src/.env"):    false, // a plain deny entry is a path, not a name
+		filepath.Join(app, "src/.env"):    true, // a slash-free entry is a name, at any depth
 		filepath.Join(app, "src/main.go"): false,
 		filepath.Join(root, "outside/x"):  true,
 		filepath.Join(app, "src/.envrc"):  false,
@@ -228,5 +228,110 @@ func TestBarePatternIgnoresAncestorsOfWorkdir(t *testing.T) {
 	}
 	if _, err := r.Resolve(wd, ".git/config"); !errors.Is(err, ErrDenied) {
 		t.Errorf("Resolve(.git/config) = %v, want denied", err)
+	}
+}
+
+func TestDenyRulesFollowTheirWords(t *testing.T) {
+	t.Parallel()
+	root := tree(t)
+	app := filepath.Join(root, "app")
+	if err := os.MkdirAll(filepath.Join(app, "real/deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(app, "LINK")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(app, []string{app}, []string{"LINK/**/*.key", ".env", "secrets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"real/deep/a.key", // the real path a pattern written through a link covers
+		"LINK/deep/a.key",
+		"src/.env", // a slash-free name matches at any depth
+		".env",
+		"src/secrets/x", // and hides what is inside a directory of that name
+	} {
+		if _, err := r.Resolve(app, p); !errors.Is(err, ErrDenied) {
+			t.Errorf("Resolve(%s) error = %v, want a refusal", p, err)
+		}
+		if !r.Hidden(filepath.Join(app, p)) && !strings.HasPrefix(p, "LINK") {
+			t.Errorf("Hidden(%s) = false, want true", p)
+		}
+	}
+	if _, err := r.Resolve(app, "real/deep/a.txt"); err != nil {
+		t.Errorf("Resolve(real/deep/a.txt) = %v, want allowed", err)
+	}
+}
+
+func TestRefusalDoesNotRevealLinkTarget(t *testing.T) {
+	t.Parallel()
+	root := tree(t)
+	app := filepath.Join(root, "app")
+	r, err := New(app, []string{app}, []string{"src/.env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self/cwd", filepath.Join(app, "proc-cwd")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("src/.env", filepath.Join(app, "to-denied")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"abs-outside", "to-outside/passwd", "chain/passwd", "dangling", "proc-cwd", "to-denied"} {
+		_, err := r.Resolve(app, p)
+		if !errors.Is(err, ErrDenied) {
+			t.Fatalf("Resolve(%s) error = %v, want a refusal", p, err)
+		}
+		for _, leak := range []string{"/outside", "passwd", "new-file", "/proc", "src/.env"} {
+			if strings.Contains(err.Error(), leak) && !strings.Contains(p, leak) {
+				t.Errorf("Resolve(%s) error %q reveals %q", p, err, leak)
+			}
+		}
+	}
+}
+
+func TestOpenRefusesWhatChangedUnderneath(t *testing.T) {
+	t.Parallel()
+	root := tree(t)
+	app := filepath.Join(root, "app")
+	r, err := New(app, []string{app}, []string{"*.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(app, "src/main.go")
+	f, err := r.Open(file, os.O_RDONLY)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", file, err)
+	}
+	f.Close()
+	// src was checked, then replaced by a link to a directory outside.
+	if err := os.Rename(filepath.Join(app, "src"), filepath.Join(app, "src-old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "outside/main.go"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "outside"), filepath.Join(app, "src")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := r.Open(file, os.O_RDONLY); !errors.Is(err, ErrDenied) {
+		t.Errorf("Open through a swapped-in link to outside: error = %v, want a refusal", err)
+		if f != nil {
+			f.Close()
+		}
+	}
+	// A link swapped in to a denied file inside is refused too.
+	if err := os.Symlink("key.pem", filepath.Join(app, "innocent")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := r.Open(filepath.Join(app, "innocent"), os.O_RDONLY); !errors.Is(err, ErrChanged) {
+		t.Errorf("Open through a link to a denied file: error = %v, want ErrChanged", err)
+		if f != nil {
+			f.Close()
+		}
+	}
+	if _, err := r.Open(filepath.Join(root, "outside/passwd"), os.O_RDONLY); !errors.Is(err, ErrDenied) {
+		t.Errorf("Open outside: error = %v, want a refusal", err)
 	}
 }

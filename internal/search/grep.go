@@ -88,7 +88,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	g := &grep{m: m, opts: &opts}
+	g := &grep{scope: scope, m: m, opts: &opts}
 	switch opts.Mode {
 	case FilesWithMatches:
 		g.top = newTopN(opts.Keep, newestFirst, one)
@@ -107,15 +107,11 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		g.counters = &counters{}
 		g.workers = make([]grepWorker, 1)
 		g.workers[0].find = newFinder(m.lits)
-		g.file(0, root, root)
+		g.file(0, &job{path: root})
 		sk.Binary, sk.TooLarge, sk.Special, sk.Unreadable = int(g.binary.Load()), int(g.tooLarge.Load()), int(g.special.Load()), int(g.unreadable.Load())
 	case info.IsDir():
 		w, err := newWalker(ctx, root, scope, &opts.Filter, func(id int, j *job) {
-			open := j.open
-			if open == "" {
-				open = j.path
-			}
-			g.file(id, j.path, open)
+			g.file(id, j)
 		})
 		if err != nil {
 			return nil, err
@@ -153,6 +149,7 @@ func newestFirst(a, b FileMatch) bool {
 func byPath(a, b FileMatch) bool { return a.Path < b.Path }
 
 type grep struct {
+	scope   Scope
 	m       *matcher
 	opts    *GrepOptions
 	top     *topN[FileMatch]
@@ -173,10 +170,11 @@ type span struct {
 	start, end, num int
 }
 
-// file searches one file. path is what results show; open is what is read.
-func (g *grep) file(id int, path, open string) {
+// file searches the file of job j: j.path is what results show.
+func (g *grep) file(id int, j *job) {
+	path := j.path
 	w := &g.workers[id]
-	data, mtime, ok := g.read(w, open)
+	data, mtime, ok := g.read(w, j)
 	if !ok {
 		return
 	}
@@ -228,8 +226,13 @@ func (g *grep) file(id int, path, open string) {
 }
 
 // read loads a regular file into the worker's buffer; see readFile.
-func (g *grep) read(w *grepWorker, name string) ([]byte, time.Time, bool) {
-	data, mtime, err := readFile(name, &w.buf, g.opts.MaxFileSize)
+func (g *grep) read(w *grepWorker, j *job) ([]byte, time.Time, bool) {
+	fd, err := openJob(g.scope, j, os.O_RDONLY)
+	var data []byte
+	var mtime time.Time
+	if err == nil {
+		data, mtime, err = readFile(fd, &w.buf, g.opts.MaxFileSize)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, errNotRegular):

@@ -3,9 +3,11 @@ package search
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxIgnoreFile bounds how much of one .gitignore or .ignore file is read.
@@ -134,17 +136,14 @@ func relUnder(abs, dir string) string {
 
 // loadIgnore returns the chain for dir given its parent's chain, reading dir's ignore files
 // if names says they exist. extra rules (such as .git/info/exclude) go below them.
-func loadIgnore(parent *ignoreChain, dir string, has func(string) bool, extra *ignoreSet) *ignoreChain {
+func loadIgnore(parent *ignoreChain, dir string, read func(name string) ([]byte, bool), extra *ignoreSet) *ignoreChain {
 	var set *ignoreSet
 	if extra != nil {
 		set = &ignoreSet{rules: append([]ignoreRule(nil), extra.rules...)}
 	}
 	for _, name := range ignoreFiles {
-		if !has(name) {
-			continue
-		}
-		data, err := readSmall(filepath.Join(dir, name), maxIgnoreFile)
-		if err != nil {
+		data, ok := read(name)
+		if !ok {
 			continue
 		}
 		s := parseIgnore(data)
@@ -180,4 +179,25 @@ func readSmall(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return buf[:n], nil
+}
+
+// readSmallAt reads at most limit bytes of the regular file name in the open directory
+// dirfd, never following a symlink or opening anything but a regular file.
+func readSmallAt(dirfd int, name string, limit int64) ([]byte, bool) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return nil, false
+	}
+	buf := make([]byte, min(info.Size(), limit))
+	n, err := io.ReadFull(f, buf)
+	if err != nil && n == 0 && len(buf) > 0 {
+		return nil, false
+	}
+	return buf[:n], true
 }

@@ -5,21 +5,11 @@ import (
 	"time"
 )
 
-// readFile reads the regular file name into *buf (grown as needed) with plain system
-// calls: no poller registration, no allocation. It opens with O_NONBLOCK so that a FIFO
-// swapped in after the directory listing cannot block, and checks the type before reading.
-func readFile(name string, buf *[]byte, maxSize int64) ([]byte, time.Time, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return nil, time.Time{}, err
-	}
+// readFile reads the regular file open as fd (opened with O_NONBLOCK, so that a FIFO
+// swapped in after the directory listing cannot block) into *buf (grown as needed) with
+// plain system calls: no poller registration, no allocation. It checks the type before
+// reading, and closes fd.
+func readFile(fd int, buf *[]byte, maxSize int64) ([]byte, time.Time, error) {
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {

@@ -5,16 +5,14 @@ package search
 import (
 	"errors"
 	"io"
+	"os"
 	"time"
 )
 
-// readFile reads the regular file name into *buf (grown as needed). It opens without
-// blocking and checks the type before reading, so a FIFO cannot hang it.
-func readFile(name string, buf *[]byte, maxSize int64) ([]byte, time.Time, error) {
-	f, err := openNoBlock(name)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
+// readFile reads the regular file open as fd (opened without blocking) into *buf (grown as
+// needed). It checks the type before reading, so a FIFO cannot hang it, and closes fd.
+func readFile(fd int, buf *[]byte, maxSize int64) ([]byte, time.Time, error) {
+	f := os.NewFile(uintptr(fd), "file")
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Scope decides which paths may appear in results; [pathscope.Resolver] implements it.
@@ -20,6 +22,12 @@ type Scope interface {
 	Hidden(abs string) bool
 	// Check refuses a canonical path outside the allowed directories or denied.
 	Check(real string) error
+	// Open opens the canonical path real (flag as for os.OpenFile) so that it cannot lead
+	// out of scope, and refuses when what it opened is not real (see
+	// pathscope.Resolver.Open). Searches open their start this way, and linked files;
+	// everything else is opened by name inside its open parent directory, without
+	// following symlinks.
+	Open(real string, flag int) (*os.File, error)
 }
 
 // Filter says which files a search looks at.
@@ -71,6 +79,51 @@ type job struct {
 	dir   bool         //
 	ign   *ignoreChain // rules in force in the directory (for dir jobs: its parent's)
 	entry fs.DirEntry  // for files found in a directory listing
+	// parent is the open directory the job was found in; it is opened by name there. Nil
+	// for the start and for linked files (opened through the Scope at open).
+	parent *dirHandle
+}
+
+// dirHandle is an open directory shared by the jobs found in it; the last to finish closes it.
+type dirHandle struct {
+	f    *os.File
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *dirHandle) hold() *dirHandle {
+	d.refs.Add(1)
+	return d
+}
+
+func (d *dirHandle) release() {
+	if d.refs.Add(-1) == 0 {
+		d.f.Close()
+	}
+}
+
+// openIn opens the job's file or directory: by name inside its open parent, never
+// following a symlink (one swapped in since the listing is refused by the kernel), or
+// through the Scope when it has no parent. The caller closes the descriptor.
+func openJob(scope Scope, j *job, flag int) (int, error) {
+	if j.parent != nil && j.open == "" {
+		for {
+			fd, err := unix.Openat(j.parent.fd, j.entry.Name(), flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+			if err != unix.EINTR {
+				return fd, err
+			}
+		}
+	}
+	name := j.path
+	if j.open != "" {
+		name = j.open
+	}
+	f, err := scope.Open(name, flag|unix.O_NONBLOCK)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	return unix.Dup(int(f.Fd()))
 }
 
 // visitFunc is called for every file (and, for find, directory) that passes the filters.
@@ -155,6 +208,13 @@ func (w *walker) run(start string) error {
 		wg.Go(func() { w.work(i) })
 	}
 	wg.Wait()
+	// Jobs left when the walk was cancelled still hold their directories open.
+	for _, j := range w.stack {
+		if j.parent != nil {
+			j.parent.release()
+		}
+	}
+	w.stack = nil
 	return w.ctx.Err()
 }
 
@@ -168,6 +228,9 @@ func (w *walker) work(id int) {
 			w.readDir(id, &j)
 		} else {
 			w.visit(id, &j)
+		}
+		if j.parent != nil {
+			j.parent.release()
 		}
 		w.finish()
 	}
@@ -213,13 +276,15 @@ func (w *walker) push(batch []job) {
 const specialTypes = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice | fs.ModeIrregular
 
 func (w *walker) readDir(id int, j *job) {
-	f, err := openNoBlock(j.path)
+	fd, err := openJob(w.scope, j, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		w.unreadable.Add(1)
 		return
 	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
+	d := &dirHandle{f: os.NewFile(uintptr(fd), j.path), fd: fd}
+	d.refs.Store(1)
+	defer d.release()
+	entries, err := d.f.ReadDir(-1)
 	if err != nil && len(entries) == 0 {
 		w.unreadable.Add(1)
 		return
@@ -230,13 +295,13 @@ func (w *walker) readDir(id int, j *job) {
 		if j.path == w.repoTop {
 			extra = w.exclude0
 		}
-		ign = loadIgnore(ign, j.path, func(name string) bool {
+		ign = loadIgnore(ign, j.path, func(name string) ([]byte, bool) {
 			for _, e := range entries {
-				if e.Name() == name {
-					return e.Type().IsRegular()
+				if e.Name() == name && e.Type().IsRegular() {
+					return readSmallAt(d.fd, name, maxIgnoreFile)
 				}
 			}
-			return false
+			return nil, false
 		}, extra)
 	}
 	var batch []job
@@ -257,7 +322,7 @@ func (w *walker) readDir(id int, j *job) {
 			continue
 		}
 		t := e.Type()
-		nj := job{path: abs, entry: e, dir: t.IsDir()}
+		nj := job{path: abs, entry: e, dir: t.IsDir(), parent: d}
 		switch {
 		case t&fs.ModeSymlink != 0:
 			real, isDir, ok := w.followLink(abs)
@@ -285,12 +350,18 @@ func (w *walker) readDir(id int, j *job) {
 				continue
 			}
 			nj.ign = ign
+			nj.parent = d.hold()
 			batch = append(batch, nj)
 			continue
 		}
 		if w.inline {
 			w.visit(id, &nj)
 			continue
+		}
+		if nj.open == "" {
+			nj.parent = d.hold()
+		} else {
+			nj.parent = nil
 		}
 		batch = append(batch, nj)
 	}
@@ -384,9 +455,9 @@ func (w *walker) parentRules(start string) *ignoreChain {
 		if d == w.repoTop {
 			extra = w.exclude0
 		}
-		chain = loadIgnore(chain, d, func(name string) bool {
-			info, err := os.Lstat(filepath.Join(d, name))
-			return err == nil && info.Mode().IsRegular()
+		chain = loadIgnore(chain, d, func(name string) ([]byte, bool) {
+			data, err := readSmall(filepath.Join(d, name), maxIgnoreFile)
+			return data, err == nil
 		}, extra)
 	}
 	return chain

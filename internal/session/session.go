@@ -141,7 +141,7 @@ func envMap(env []string) map[string]string {
 }
 
 // Resolve turns path, relative to the session's cwd, into the real absolute path the file
-// tools may use, or refuses it (see [pathscope.Resolver.Resolve]). Paths inside the
+// tools may read, or refuses it (see [pathscope.Resolver.Resolve]). Paths inside the
 // session's own spill directory are always readable, so spilled output can be viewed.
 func (s *Session) Resolve(path string) (string, error) {
 	cwd := s.Cwd()
@@ -150,13 +150,56 @@ func (s *Session) Resolve(path string) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
 		}
-		if p = filepath.Clean(p); strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			if real, err := filepath.EvalSymlinks(p); err == nil && strings.HasPrefix(real, dir+string(filepath.Separator)) {
+		if p = filepath.Clean(p); inSpill(p, dir) {
+			if real, err := filepath.EvalSymlinks(p); err == nil && inSpill(real, dir) {
 				return real, nil
 			}
 		}
 	}
 	return s.Scope.Resolve(cwd, path)
+}
+
+// ResolveWrite is [Session.Resolve] for a path a file tool will write: the spill directory,
+// which holds saved command output and the files commands are run with, is refused.
+func (s *Session) ResolveWrite(path string) (string, error) {
+	real, err := s.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	if err := s.writable(real); err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+func (s *Session) writable(real string) error {
+	if dir := s.spill(); dir != "" && (inSpill(real, dir) || real == dir) {
+		return fmt.Errorf("%w: %s is in this session's saved-output directory, which file tools may read but not write", pathscope.ErrDenied, real)
+	}
+	return nil
+}
+
+// OpenRead opens the real path real for reading (flag as for os.OpenFile) through the root
+// that allows it: the spill directory, or an allowed directory (see
+// [pathscope.Resolver.Open]). It refuses what was not what was checked.
+func (s *Session) OpenRead(real string, flag int) (*os.File, error) {
+	if dir := s.spill(); dir != "" && (inSpill(real, dir) || real == dir) {
+		return pathscope.OpenBeneath(dir, real, flag)
+	}
+	return s.Scope.Open(real, flag)
+}
+
+// OpenWrite opens real (a file to replace, or the directory to write in) like
+// [Session.OpenRead], for a write: the spill directory is refused.
+func (s *Session) OpenWrite(real string, flag int) (*os.File, error) {
+	if err := s.writable(real); err != nil {
+		return nil, err
+	}
+	return s.Scope.Open(real, flag)
+}
+
+func inSpill(p, dir string) bool {
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // MarkSeen records the content of the file at the real path as the model last saw it.

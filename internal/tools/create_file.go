@@ -50,12 +50,12 @@ func (h *handlers) create(sess *session.Session, path, content string) (string, 
 	if strings.HasSuffix(path, "/") {
 		return "", errorf(CodeInvalidArgument, "path %s ends with a slash: give a file path (for example %sfile.txt), not a directory", path, path)
 	}
-	abs, err := sess.Resolve(path)
+	abs, err := sess.ResolveWrite(path)
 	if err != nil {
 		return "", err
 	}
 	data := []byte(content)
-	c, err := files.Create(abs, data, h.Config.MaxFileSize, h.Config.AnthropicCompat)
+	c, err := files.Create(sess.OpenWrite, abs, data, h.Config.MaxFileSize, h.Config.AnthropicCompat)
 	if err != nil {
 		return "", fileError(err, path, sess)
 	}
@@ -66,8 +66,11 @@ func (h *handlers) create(sess *session.Session, path, content string) (string, 
 		sess.MarkSeen(abs, session.Digest(files.ContentDigest(data)))
 		sess.Remember(abs, data)
 	}
-	if c.Existed {
-		return fmt.Sprintf("Overwrote %s: wrote %s bytes (mode %04o kept).", abs, count(int64(c.Bytes)), c.Mode), nil
+	switch {
+	case c.Existed && c.ModeLost != "":
+		return fmt.Sprintf("Overwrote %s: wrote %s bytes; %s.", abs, count(int64(c.Bytes)), c.ModeLost), nil
+	case c.Existed:
+		return fmt.Sprintf("Overwrote %s: wrote %s bytes (mode %s kept).", abs, count(int64(c.Bytes)), files.Octal(c.Mode)), nil
 	}
-	return fmt.Sprintf("Created %s: wrote %s bytes (mode %04o).", abs, count(int64(c.Bytes)), c.Mode), nil
+	return fmt.Sprintf("Created %s: wrote %s bytes (mode %s).", abs, count(int64(c.Bytes)), files.Octal(c.Mode)), nil
 }

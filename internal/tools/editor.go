@@ -153,7 +153,7 @@ func deref(s *string) string {
 
 // insert is str_replace_editor's insert.
 func (h *handlers) insert(sess *session.Session, path string, after int, t string) (string, error) {
-	abs, err := sess.Resolve(path)
+	abs, err := sess.ResolveWrite(path)
 	if err != nil {
 		return "", err
 	}
@@ -173,12 +173,15 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	case e.CRLF:
 		s += "\n(The text was written with CRLF line endings, like the rest of the file.)"
 	}
+	if e.ModeLost != "" {
+		s += "\nNote: " + e.ModeLost + "."
+	}
 	return s, nil
 }
 
 // undo is str_replace_editor's undo_edit.
 func (h *handlers) undo(sess *session.Session, path string) (string, error) {
-	abs, err := sess.Resolve(path)
+	abs, err := sess.ResolveWrite(path)
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +189,7 @@ func (h *handlers) undo(sess *session.Session, path string) (string, error) {
 	if !ok {
 		return "", errorf(CodeInvalidArgument, "there is no edit of %s in this session to undo", abs)
 	}
-	if err := files.Restore(abs, c.Old, c.Existed, files.Digest(c.Wrote), h.Config.MaxFileSize); err != nil {
+	if err := files.Restore(sess.OpenWrite, abs, c.Old, c.Existed, files.Digest(c.Wrote), h.Config.MaxFileSize); err != nil {
 		return "", fileError(err, path, sess)
 	}
 	sess.DropLastChange(abs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,7 +13,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/search"
+	"github.com/mjkoo/boris/internal/session"
 )
 
 // EntryKind is what find lists.
@@ -31,7 +34,7 @@ type FindArgs struct {
 
 const findDescription = `Find files (or directories) by glob pattern, such as '**/*.go' or 'src/**/*.{ts,tsx}'. Fast on large trees.
 
-- Paths are listed newest first (most recently modified), relative to the working directory.
+- Paths are listed newest first (most recently modified), relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".
 - Skips, and counts at the end of the result, hidden paths and paths excluded by .gitignore/.ignore; set hidden or no_ignore to include them.
 - Results are paged: head_limit and offset select paths; the note at the end says how to get more.
 - To search file contents, use grep.`
@@ -88,7 +91,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		return nil, nil, err
 	}
 	p := newPager(in.HeadLimit, in.Offset)
-	res, err := search.Find(ctx, sess.Scope, root, search.FindOptions{
+	res, err := search.Find(ctx, scopeOf(sess), root, search.FindOptions{
 		Filter:  h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, nil, ""),
 		Pattern: pattern,
 		Type:    kind,
@@ -129,3 +132,16 @@ func pluralNoun(n int, noun string) string {
 	}
 	return plural(n, noun)
 }
+
+// sessionScope is what a search may see and open: the session's path rules, and its
+// spill directory for reading.
+type sessionScope struct {
+	*pathscope.Resolver
+	sess *session.Session
+}
+
+func (s sessionScope) Open(real string, flag int) (*os.File, error) {
+	return s.sess.OpenRead(real, flag)
+}
+
+func scopeOf(sess *session.Session) search.Scope { return sessionScope{sess.Scope, sess} }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/search"
 )
 
@@ -46,7 +47,7 @@ const grepDescription = `Search file contents with a regular expression (RE2 syn
 - output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context) or count.
 - Each line is matched on its own unless multiline is true.
 - Results are paged: head_limit and offset select entries; the note at the end says how to get more.
-- Paths are shown relative to the working directory.`
+- Paths are shown relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".`
 
 // grepBudget is the most characters a grep or find result shows before asking for paging.
 const grepBudget = 30_000
@@ -87,7 +88,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	around := max(in.Around, in.Context)
 	before, after := max(in.Before, around), max(in.After, around)
 	p := newPager(in.HeadLimit, in.Offset)
-	res, err := search.Grep(ctx, sess.Scope, root, search.GrepOptions{
+	res, err := search.Grep(ctx, scopeOf(sess), root, search.GrepOptions{
 		Filter:     h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, strings.Fields(in.Glob), in.Type),
 		Pattern:    in.Pattern,
 		IgnoreCase: in.IgnoreCase,
@@ -234,7 +235,15 @@ func searchRoot(cwd, path string, resolve func(string) (string, error)) (root, s
 // Paths under root, the resolved search root, are shown under asked, the path as the
 // caller gave it, so a search through a symlinked directory names files the way the
 // caller reaches them.
+//
+// A path with a control character in it (a newline, say) is quoted (see
+// [files.QuotePath]), so that it cannot forge lines of output.
 func relativizer(cwd, root, asked string) func(string) string {
+	rel := relativeTo(cwd, root, asked)
+	return func(abs string) string { return files.QuotePath(rel(abs)) }
+}
+
+func relativeTo(cwd, root, asked string) func(string) string {
 	dirs := []string{cwd}
 	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
 		dirs = append(dirs, real)

@@ -52,7 +52,7 @@ func (h *handlers) strReplace(ctx context.Context, req *mcp.CallToolRequest, in 
 
 // replace is str_replace, shared with str_replace_editor.
 func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old, new string, all bool) (string, error) {
-	abs, err := sess.Resolve(path)
+	abs, err := sess.ResolveWrite(path)
 	if err != nil {
 		return "", err
 	}
@@ -84,6 +84,9 @@ func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old
 	case e.CRLF:
 		b.WriteString("\n(new_str was written with CRLF line endings, like the rest of the file.)")
 	}
+	if e.ModeLost != "" {
+		fmt.Fprintf(&b, "\nNote: %s.", e.ModeLost)
+	}
 	return b.String(), nil
 }
 
@@ -102,6 +105,7 @@ func (h *handlers) editOptions(sess *session.Session, abs string) files.EditOpti
 		MaxFileSize: h.Config.MaxFileSize,
 		RequireSeen: h.Config.RequireViewBeforeEdit,
 		Previous:    sess.Remembered(abs),
+		Open:        sess.OpenWrite,
 	}
 	if d, ok := sess.Seen(abs); ok {
 		fd := files.Digest(d)

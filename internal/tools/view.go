@@ -68,13 +68,13 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		if rng != nil {
 			return nil, errorf(CodeInvalidArgument, "%s is a directory; view_range applies to files only: leave it out to list the directory", abs)
 		}
-		l, err := files.List(ctx, abs, files.DefaultListMax, sess.Scope.Hidden)
+		l, err := files.List(ctx, sess.OpenRead, abs, files.DefaultListMax, sess.Scope.Hidden)
 		if err != nil {
 			return nil, fileError(err, path, sess)
 		}
 		return text(formatListing(abs, l)), nil
 	}
-	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize}
+	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize, Open: sess.OpenRead}
 	if rng != nil {
 		if len(rng) != 2 {
 			return nil, errorf(CodeInvalidArgument, "view_range needs two numbers, [start, end] (end -1 for the rest of the file), got %d", len(rng))
