@@ -129,12 +129,15 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		return nil, nil, withCode(CodeFailed, err)
 	}
 	// Apply only what this command changed, so that calls running side by side in one
-	// session do not undo each other's cd and export.
-	if res.Cwd != "" && res.Cwd != c.Dir {
-		sess.SetCwd(res.Cwd)
-	}
-	if res.Env != nil {
-		sess.ApplyEnv(c.Env, res.Env)
+	// session do not undo each other's cd and export. A command that was stopped (timed
+	// out, cancelled) changes nothing: it did not finish what it set out to do.
+	if res.Stopped == nil {
+		if res.Cwd != "" && res.Cwd != c.Dir {
+			sess.SetCwd(res.Cwd)
+		}
+		if res.Env != nil {
+			sess.ApplyEnv(c.Env, res.Env)
+		}
 	}
 	if len(res.TooLarge) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(res.TooLarge, ", ")))
