@@ -25,7 +25,9 @@ var version = ""
 
 func main() {
 	tuneGC(os.Getenv, os.ReadFile)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like
+	// SIGTERM, with the same cleanup: every command it started is stopped.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {

@@ -306,9 +306,16 @@ func assertGone(t *testing.T, pids []int, after string) {
 }
 
 // TestShutdownKillsChildren runs a foreground command with a grandchild and a background
-// task, sends SIGTERM to the server, and checks that every one of those processes is gone.
+// task, sends SIGTERM (or SIGHUP) to the server, and checks that every one of those
+// processes is gone.
 func TestShutdownKillsChildren(t *testing.T) {
 	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { testShutdownKillsChildren(t, sig) })
+	}
+}
+
+func testShutdownKillsChildren(t *testing.T, sig syscall.Signal) {
 	dir := t.TempDir()
 	base, cmd, stderr := httpServer(t, "--workdir", dir)
 	cs := httpClient(t, base, "")
@@ -331,10 +338,10 @@ func TestShutdownKillsChildren(t *testing.T) {
 			t.Fatalf("process %d not running before shutdown", pid)
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	waitExit(t, cmd, "SIGTERM: "+stderr.String())
+	waitExit(t, cmd, sig.String()+": "+stderr.String())
 	assertGone(t, pids, "server shutdown")
 }
 
@@ -374,11 +381,11 @@ func TestStdioEOFKillsChildren(t *testing.T) {
 	assertGone(t, pids, "the client disconnecting")
 }
 
-// TestStdioSignalKillsChildren: SIGTERM to a STDIO server kills a running command, what it
+// TestStdioSignalKillsChildren: SIGTERM, SIGINT or SIGHUP to a STDIO server kills a running command, what it
 // left running with &, and background tasks, before the server exits.
 func TestStdioSignalKillsChildren(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		dir := t.TempDir()
 		cmd, _ := startStdio(t, dir,
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > task; exec sleep 303","run_in_background":true}}}`,
