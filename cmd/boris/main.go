@@ -18,6 +18,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/shell"
 )
 
 // version is set at release build time with -ldflags "-X main.version=...".
@@ -48,6 +49,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	srv, err := server.New(&cfg, log, os.Environ())
 	if err != nil {
 		return err
+	}
+	if !cfg.NoBash {
+		// The last word: whatever any command started and is still running ends with
+		// the server, however it got away from its session.
+		defer shell.StopAll(cfg.KillGrace)
 	}
 	if cfg.TokenGenerated {
 		// Printed once, straight to stderr, never through the logger.

@@ -48,12 +48,28 @@ type Config struct {
 	MaxBackgroundTasks  int
 	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
 
+	// KillGrace is how long a stopped command has between SIGTERM and SIGKILL.
+	KillGrace time.Duration
+	// OutputDrain is how long a command's output is still read after its shell exits,
+	// while processes it left behind hold the pipes open.
+	OutputDrain time.Duration
+	// StdioDrain is how long requests already read may run on after a STDIO client closes
+	// its end, before their commands are stopped.
+	StdioDrain time.Duration
+
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 
 	Shell   string // /bin/bash when present, else /bin/sh
 	Version string
 }
+
+// Defaults for the durations Boris waits for processes; a zero [Config] field means these.
+const (
+	DefaultKillGrace   = 5 * time.Second
+	DefaultOutputDrain = 250 * time.Millisecond
+	DefaultStdioDrain  = 5 * time.Second
+)
 
 // ErrExit reports that the command line asked for something that ends the program
 // successfully without serving, such as --help or --version.
@@ -136,6 +152,9 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		LogFormat:             c.LogFormat,
 		Shell:                 detectShell(),
 		Version:               version,
+		KillGrace:             DefaultKillGrace,
+		OutputDrain:           DefaultOutputDrain,
+		StdioDrain:            DefaultStdioDrain,
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		return Config{}, fmt.Errorf("--port %d is not a TCP port (0-65535)", c.Port)

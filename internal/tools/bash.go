@@ -189,7 +189,8 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 	if err != nil {
 		return shell.Command{}, err
 	}
-	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark()}, nil
+	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark(),
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain}, nil
 }
 
 // unusableDir says why a command cannot start in dir, or returns "".
