@@ -19,7 +19,7 @@ import (
 // double fork, ignoring SIGTERM, each starting the next. Each writes the pids that must
 // not survive to files named pid.*.
 var escapes = map[string]string{
-	"env -i setsid": `(setsid env -i /bin/sh -c 'echo $$ > pid.a; exec /bin/sleep 300' >/dev/null 2>&1 &)`,
+	"env -i setsid":      `(setsid env -i /bin/sh -c 'echo $$ > pid.a; exec /bin/sleep 300' >/dev/null 2>&1 &)`,
 	"env -u double fork": `setsid env -u BORIS_RUN /bin/sh -c '/bin/sleep 301 >/dev/null 2>&1 & echo $! > pid.b' >/dev/null 2>&1 &`,
 	"sigterm-ignoring chain": `cat > chain.sh <<'EOS'
 trap '' TERM
