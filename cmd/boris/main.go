@@ -45,6 +45,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
+	// The token may point into the memory of the command line or environment, which is
+	// overwritten: keep a copy.
+	cfg.Token = strings.Clone(cfg.Token)
+	hideSecrets(cfg.Token)
+	_ = os.Unsetenv("BORIS_TOKEN")
 	log := newLogger(&cfg, stderr)
 	srv, err := server.New(&cfg, log, os.Environ())
 	if err != nil {

@@ -72,6 +72,12 @@ func stdioClient(t *testing.T, args ...string) *mcp.ClientSession {
 // httpServer starts boris over HTTP on a free port and returns its base URL and process.
 func httpServer(t *testing.T, args ...string) (string, *exec.Cmd, *syncBuffer) {
 	t.Helper()
+	return httpServerEnv(t, nil, args...)
+}
+
+// httpServerEnv is httpServer with extra environment variables for the server.
+func httpServerEnv(t *testing.T, env []string, args ...string) (string, *exec.Cmd, *syncBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +87,9 @@ func httpServer(t *testing.T, args ...string) (string, *exec.Cmd, *syncBuffer) {
 	stderr := &syncBuffer{}
 	cmd := exec.Command(binary, append([]string{"--port", fmt.Sprint(port)}, args...)...)
 	cmd.Stderr = stderr
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -442,5 +451,47 @@ func TestContainerMemory(t *testing.T) {
 		if got := containerMemory(files(tc.files)); got != tc.want {
 			t.Errorf("containerMemory(%v) = %d, want %d", tc.files, got, tc.want)
 		}
+	}
+}
+
+// TestCommandsCannotReadToken: a command cannot read the server's token out of the
+// server's /proc files, however the token was passed.
+func TestCommandsCannotReadToken(t *testing.T) {
+	t.Parallel()
+	const token = "tok-e2e-5ecret-4c1d"
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"flag", nil, []string{"--token", token}},
+		{"env", []string{"BORIS_TOKEN=" + token}, nil},
+		{"file", nil, []string{"--token-file", file}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base, cmd, _ := httpServerEnv(t, tc.env, append([]string{"--workdir", t.TempDir()}, tc.args...)...)
+			cs := httpClient(t, base, token)
+			pid := cmd.Process.Pid
+			script := fmt.Sprintf(`test "$PPID" = %d || echo "parent $PPID is not the server"
+for f in environ cmdline mem; do echo "== $f"; head -c 1000000 /proc/%d/$f 2>&1 | tr '\0' '\n'; done`, pid, pid)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": script}})
+			if err != nil || res.IsError {
+				t.Fatalf("bash: %v %v", err, res)
+			}
+			var out strings.Builder
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					out.WriteString(tc.Text)
+				}
+			}
+			if strings.Contains(out.String(), token) || strings.Contains(out.String(), "is not the server") {
+				t.Errorf("a command read the token from the server's /proc files:\n%s", out.String())
+			}
+		})
 	}
 }
