@@ -57,6 +57,13 @@ type Config struct {
 	// its end, before their commands are stopped.
 	StdioDrain time.Duration
 
+	// MaxSpillFile bounds the file holding one stream of a command's full output: past it
+	// only its head and tail are kept.
+	MaxSpillFile int64
+	// MaxSpillTotal bounds the saved output one session keeps; the oldest files that no
+	// one still needs are removed past it.
+	MaxSpillTotal int64
+
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 
@@ -69,6 +76,12 @@ const (
 	DefaultKillGrace   = 5 * time.Second
 	DefaultOutputDrain = 250 * time.Millisecond
 	DefaultStdioDrain  = 5 * time.Second
+)
+
+// Defaults for the bounds on saved output.
+const (
+	DefaultMaxSpillFile  = 64 << 20
+	DefaultMaxSpillTotal = 1 << 30
 )
 
 // ErrExit reports that the command line asked for something that ends the program
@@ -156,6 +169,8 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		KillGrace:             DefaultKillGrace,
 		OutputDrain:           DefaultOutputDrain,
 		StdioDrain:            DefaultStdioDrain,
+		MaxSpillFile:          DefaultMaxSpillFile,
+		MaxSpillTotal:         DefaultMaxSpillTotal,
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		return Config{}, fmt.Errorf("--port %d is not a TCP port (0-65535)", c.Port)

@@ -47,6 +47,10 @@ type Command struct {
 	// processes that leave its process group (setsid) can still be found and stopped
 	// ([Marked]). Give each command its own, with a common prefix per owner.
 	Mark string
+	// MaxSpillFile bounds each stream's spill file: past it, only the head and, once the
+	// stream ends, the tail are kept, with a line saying what was dropped. 0 means
+	// [DefaultMaxSpillFile]; negative, no limit.
+	MaxSpillFile int64
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
@@ -167,6 +171,11 @@ func Start(c Command) (*Process, error) {
 		waited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
+	if c.MaxSpillFile == 0 {
+		c.MaxSpillFile = DefaultMaxSpillFile
+	}
+	p.Stdout.SetMaxFile(c.MaxSpillFile)
+	p.Stderr.SetMaxFile(c.MaxSpillFile)
 	inv, err := wrap(c)
 	if err != nil {
 		return nil, err

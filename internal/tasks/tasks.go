@@ -275,6 +275,23 @@ func (t *Task) hasNew() bool {
 	return t.proc.Stdout.End().Bytes > t.outMark.Bytes || t.proc.Stderr.End().Bytes > t.errMark.Bytes
 }
 
+// Spills returns the spill files of the tasks whose output has not been read to the end:
+// pruning must spare them.
+func (m *Manager) Spills() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var paths []string
+	for _, t := range m.tasks {
+		t.mu.Lock()
+		read := t.readDone
+		t.mu.Unlock()
+		if !read {
+			paths = append(paths, t.proc.Stdout.Path(), t.proc.Stderr.Path())
+		}
+	}
+	return paths
+}
+
 // Kill stops task id (SIGTERM to its group, SIGKILL after the grace period) and waits
 // until it has ended. Killing a finished task is not an error.
 func (m *Manager) Kill(id string) (*Task, error) {

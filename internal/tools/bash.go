@@ -171,7 +171,12 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
 	if out.StdoutFile != "" || out.StderrFile != "" {
-		shell.PruneSpills(c.StateDir, shell.MaxSpill, out.StdoutFile, out.StderrFile)
+		total := h.Config.MaxSpillTotal
+		if total <= 0 {
+			total = shell.MaxSpill
+		}
+		// The output of tasks not yet read to the end is spared, like this call's own.
+		shell.PruneSpills(c.StateDir, total, append(sess.Tasks.Spills(), out.StdoutFile, out.StderrFile)...)
 	}
 	return text(formatBash(out)), out, nil
 }
@@ -190,7 +195,7 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 		return shell.Command{}, err
 	}
 	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark(),
-		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain}, nil
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile}, nil
 }
 
 // unusableDir says why a command cannot start in dir, or returns "".
