@@ -84,6 +84,7 @@ var cgroupBase = sync.OnceValue(func() string {
 	if own == "" || strings.Contains(own, "(deleted)") {
 		return ""
 	}
+	removeStale(filepath.Join(mount, own))
 	dir := filepath.Join(mount, own, "boris-"+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return ""
@@ -94,6 +95,25 @@ var cgroupBase = sync.OnceValue(func() string {
 	}
 	return dir
 })
+
+// removeStale removes the empty cgroups left in parent by Boris processes that are gone.
+func removeStale(parent string) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "boris-"))
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "boris-") || err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		subs, _ := os.ReadDir(dir)
+		for _, sub := range subs {
+			if sub.IsDir() {
+				_ = os.Remove(filepath.Join(dir, sub.Name())) // fails while anything runs in it
+			}
+		}
+		_ = os.Remove(dir)
+	}
+}
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
 func cgroup2Mount() string {
@@ -291,7 +311,7 @@ func cgroupMembers(dir string) []int {
 
 // procStat is what Boris reads of a process in /proc/PID/stat.
 type procStat struct {
-	pid, ppid, sid int
+	pid, ppid, pgid, sid int
 	start          uint64 // boot time in clock ticks
 	zombie         bool
 }
@@ -316,6 +336,7 @@ func parseStat(pid int, b []byte) (procStat, bool) {
 	}
 	st := procStat{pid: pid, zombie: f[0] == "Z" || f[0] == "X"}
 	st.ppid, _ = strconv.Atoi(f[1])
+	st.pgid, _ = strconv.Atoi(f[2])
 	st.sid, _ = strconv.Atoi(f[3])
 	st.start, _ = strconv.ParseUint(f[19], 10, 64)
 	return st, true
@@ -386,6 +407,15 @@ func scan() {
 		case ok && owners[p.ppid] != nil && parent.start <= p.start:
 			fams = owners[p.ppid]
 		case p.ppid == self && p.sid != mySession && !shells[p.pid]:
+			// An orphan: its session or group, if they are a member's, say whose it is
+			// (a pid stays reserved while it names a live session or group); else the
+			// time it started.
+			if fams = owners[p.sid]; fams == nil {
+				fams = owners[p.pgid]
+			}
+			if fams != nil {
+				break
+			}
 			for _, f := range open {
 				if f.start <= p.start+1 && (f.end == 0 || p.start <= f.end+1) {
 					fams = append(fams, f)
