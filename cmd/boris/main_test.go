@@ -341,7 +341,14 @@ func testShutdownKillsChildren(t *testing.T, sig syscall.Signal) {
 	if err != nil || res.IsError {
 		t.Fatalf("background bash: %v %+v", err, res)
 	}
-	pids := waitForPIDs(t, filepath.Join(dir, "child"), filepath.Join(dir, "grandchild"), filepath.Join(dir, "task"))
+	// One that left its group and dropped the marker variable, orphaned at once.
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "(setsid env -i /bin/sh -c 'echo $$ > escaped; exec sleep 304' >/dev/null 2>&1 &)",
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("escaping bash: %v %+v", err, res)
+	}
+	pids := waitForPIDs(t, filepath.Join(dir, "child"), filepath.Join(dir, "grandchild"), filepath.Join(dir, "task"), filepath.Join(dir, "escaped"))
 	for _, pid := range pids {
 		if !alive(pid) {
 			t.Fatalf("process %d not running before shutdown", pid)
