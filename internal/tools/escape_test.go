@@ -28,6 +28,28 @@ if [ "$1" -lt 4 ]; then (setsid env -i /bin/sh "$PWD/chain.sh" $(($1 + 1)) >/dev
 exec /bin/sleep 302
 EOS
 (setsid env -i /bin/sh "$PWD/chain.sh" 0 >/dev/null 2>&1 &)`,
+	"respawning on SIGTERM": `cat > respawn.sh <<'EOS'
+trap '(setsid env -i /bin/sh "$0" >/dev/null 2>&1 &); exit 0' TERM
+echo $$ > pid.r
+while :; do /bin/sleep 0.05; done
+EOS
+(setsid env -i /bin/sh "$PWD/respawn.sh" >/dev/null 2>&1 &)`,
+}
+
+// running returns the processes whose command line mentions s.
+func runningWith(s string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), s) && processRunning(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // startEscapes runs every escape in the session and returns the pids they wrote.
@@ -37,7 +59,7 @@ func startEscapes(t *testing.T, cs *mcp.ClientSession, dir string, timeoutMS int
 	for _, e := range escapes {
 		script = append(script, e)
 	}
-	files := []string{"pid.a", "pid.b", "pid.c0", "pid.c1", "pid.c2", "pid.c3", "pid.c4"}
+	files := []string{"pid.a", "pid.b", "pid.c0", "pid.c1", "pid.c2", "pid.c3", "pid.c4", "pid.r"}
 	wait := "for f in " + strings.Join(files, " ") + "; do while [ ! -s $f ]; do sleep 0.01; done; done"
 	args := map[string]any{"command": strings.Join(script, "\n") + "\n" + wait}
 	if timeoutMS > 0 {
@@ -105,6 +127,13 @@ func TestNoEscapes(t *testing.T) {
 					pids := startEscapes(t, cs, cfg.Workdir, r.timeout)
 					r.end(cs, srv)
 					assertEnded(t, pids, r.name)
+					respawn := filepath.Join(cfg.Workdir, "respawn.sh")
+					for deadline := time.Now().Add(5 * time.Second); len(runningWith(respawn)) > 0 && time.Now().Before(deadline); {
+						time.Sleep(10 * time.Millisecond) // polling the process table, bounded
+					}
+					if left := runningWith(respawn); len(left) > 0 {
+						t.Errorf("processes %v, each started by the last on SIGTERM, survived %s", left, r.name)
+					}
 				})
 			}
 		})
