@@ -312,8 +312,8 @@ func cgroupMembers(dir string) []int {
 // procStat is what Boris reads of a process in /proc/PID/stat.
 type procStat struct {
 	pid, ppid, pgid, sid int
-	start          uint64 // boot time in clock ticks
-	zombie         bool
+	start                uint64 // boot time in clock ticks
+	zombie               bool
 }
 
 func readStat(pid int) (procStat, bool) {
