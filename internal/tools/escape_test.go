@@ -36,7 +36,7 @@ EOS
 (setsid env -i /bin/sh "$PWD/respawn.sh" >/dev/null 2>&1 &)`,
 }
 
-// running returns the processes whose command line mentions s.
+// runningWith returns the processes whose command line mentions s.
 func runningWith(s string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
