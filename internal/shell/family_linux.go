@@ -249,18 +249,30 @@ func (f *family) members() []int {
 	if f.cg != "" {
 		return cgroupMembers(f.cg)
 	}
-	scan()
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	pids := make([]int, 0, len(f.known))
-	for pid := range f.known {
-		pids = append(pids, pid)
+	// /proc is not read at one instant: a process started while it is read, by one that
+	// exits before its turn, can be missed. So the family counts as empty only when two
+	// scans a moment apart find nothing; the second places what the first missed, by
+	// ancestry or, its window being still open, by start time.
+	for i := 0; ; i++ {
+		scan()
+		registry.mu.Lock()
+		pids := make([]int, 0, len(f.known))
+		for pid := range f.known {
+			pids = append(pids, pid)
+		}
+		if len(pids) > 0 || f.end != 0 {
+			registry.mu.Unlock()
+			return pids
+		}
+		if i > 0 {
+			// Nothing of it runs: nothing can start on its behalf any more.
+			f.end = bootTicks()
+			registry.mu.Unlock()
+			return nil
+		}
+		registry.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
 	}
-	if len(pids) == 0 && f.end == 0 {
-		// Nothing of it runs: nothing can start on its behalf any more.
-		f.end = bootTicks()
-	}
-	return pids
 }
 
 // alive reports whether any process of the family runs.
