@@ -18,6 +18,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/shell"
 )
 
 // version is set at release build time with -ldflags "-X main.version=...".
@@ -25,7 +26,9 @@ var version = ""
 
 func main() {
 	tuneGC(os.Getenv, os.ReadFile)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like
+	// SIGTERM, with the same cleanup: every command it started is stopped.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
@@ -42,10 +45,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
+	// The token may point into the memory of the command line or environment, which is
+	// overwritten: keep a copy.
+	cfg.Token = strings.Clone(cfg.Token)
+	hideSecrets(cfg.Token)
+	_ = os.Unsetenv("BORIS_TOKEN")
 	log := newLogger(&cfg, stderr)
 	srv, err := server.New(&cfg, log, os.Environ())
 	if err != nil {
 		return err
+	}
+	if !cfg.NoBash {
+		// The last word: whatever any command started and is still running ends with
+		// the server, however it got away from its session.
+		defer shell.StopAll(cfg.KillGrace)
 	}
 	if cfg.TokenGenerated {
 		// Printed once, straight to stderr, never through the logger.

@@ -72,6 +72,12 @@ func stdioClient(t *testing.T, args ...string) *mcp.ClientSession {
 // httpServer starts boris over HTTP on a free port and returns its base URL and process.
 func httpServer(t *testing.T, args ...string) (string, *exec.Cmd, *syncBuffer) {
 	t.Helper()
+	return httpServerEnv(t, nil, args...)
+}
+
+// httpServerEnv is httpServer with extra environment variables for the server.
+func httpServerEnv(t *testing.T, env []string, args ...string) (string, *exec.Cmd, *syncBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +87,9 @@ func httpServer(t *testing.T, args ...string) (string, *exec.Cmd, *syncBuffer) {
 	stderr := &syncBuffer{}
 	cmd := exec.Command(binary, append([]string{"--port", fmt.Sprint(port)}, args...)...)
 	cmd.Stderr = stderr
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -355,11 +364,18 @@ func assertGone(t *testing.T, pids []int, after string) {
 }
 
 // TestShutdownKillsChildren runs a foreground command with a grandchild and a background
-// task, sends SIGTERM to the server, and checks that every one of those processes is gone.
+// task, sends SIGTERM (or SIGHUP) to the server, and checks that every one of those
+// processes is gone.
 func TestShutdownKillsChildren(t *testing.T) {
 	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { testShutdownKillsChildren(t, sig) })
+	}
+}
+
+func testShutdownKillsChildren(t *testing.T, sig syscall.Signal) {
 	dir := t.TempDir()
-	wait := pidPipes(t, dir, "child", "grandchild", "task")
+	wait := pidPipes(t, dir, "child", "grandchild", "task", "escaped")
 	base, cmd, stderr := httpServer(t, "--workdir", dir)
 	cs := httpClient(t, base, "")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -375,16 +391,23 @@ func TestShutdownKillsChildren(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("background bash: %v %+v", err, res)
 	}
+	// One that left its group and dropped the marker variable, orphaned at once.
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "(setsid env -i /bin/sh -c 'echo $$ > escaped; exec sleep 304' >/dev/null 2>&1 &)",
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("escaping bash: %v %+v", err, res)
+	}
 	pids := wait()
 	for _, pid := range pids {
 		if !alive(pid) {
 			t.Fatalf("process %d not running before shutdown", pid)
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	waitExit(t, cmd, "SIGTERM: "+stderr.String())
+	waitExit(t, cmd, sig.String()+": "+stderr.String())
 	assertGone(t, pids, "server shutdown")
 }
 
@@ -425,11 +448,11 @@ func TestStdioEOFKillsChildren(t *testing.T) {
 	assertGone(t, pids, "the client disconnecting")
 }
 
-// TestStdioSignalKillsChildren: SIGTERM to a STDIO server kills a running command, what it
+// TestStdioSignalKillsChildren: SIGTERM, SIGINT or SIGHUP to a STDIO server kills a running command, what it
 // left running with &, and background tasks, before the server exits.
 func TestStdioSignalKillsChildren(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		dir := t.TempDir()
 		wait := pidPipes(t, dir, "task", "left", "child")
 		cmd, _ := startStdio(t, dir,
@@ -487,5 +510,47 @@ func TestContainerMemory(t *testing.T) {
 		if got := containerMemory(files(tc.files)); got != tc.want {
 			t.Errorf("containerMemory(%v) = %d, want %d", tc.files, got, tc.want)
 		}
+	}
+}
+
+// TestCommandsCannotReadToken: a command cannot read the server's token out of the
+// server's /proc files, however the token was passed.
+func TestCommandsCannotReadToken(t *testing.T) {
+	t.Parallel()
+	const token = "tok-e2e-5ecret-4c1d"
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"flag", nil, []string{"--token", token}},
+		{"env", []string{"BORIS_TOKEN=" + token}, nil},
+		{"file", nil, []string{"--token-file", file}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base, cmd, _ := httpServerEnv(t, tc.env, append([]string{"--workdir", t.TempDir()}, tc.args...)...)
+			cs := httpClient(t, base, token)
+			pid := cmd.Process.Pid
+			script := fmt.Sprintf(`test "$PPID" = %d || echo "parent $PPID is not the server"
+for f in environ cmdline mem; do echo "== $f"; head -c 1000000 /proc/%d/$f 2>&1 | tr '\0' '\n'; done`, pid, pid)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": script}})
+			if err != nil || res.IsError {
+				t.Fatalf("bash: %v %v", err, res)
+			}
+			var out strings.Builder
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					out.WriteString(tc.Text)
+				}
+			}
+			if strings.Contains(out.String(), token) || strings.Contains(out.String(), "is not the server") {
+				t.Errorf("a command read the token from the server's /proc files:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -48,12 +48,41 @@ type Config struct {
 	MaxBackgroundTasks  int
 	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
 
+	// KillGrace is how long a stopped command has between SIGTERM and SIGKILL.
+	KillGrace time.Duration
+	// OutputDrain is how long a command's output is still read after its shell exits,
+	// while processes it left behind hold the pipes open.
+	OutputDrain time.Duration
+	// StdioDrain is how long requests already read may run on after a STDIO client closes
+	// its end, before their commands are stopped.
+	StdioDrain time.Duration
+
+	// MaxSpillFile bounds the file holding one stream of a command's full output: past it
+	// only its head and tail are kept.
+	MaxSpillFile int64
+	// MaxSpillTotal bounds the saved output one session keeps; the oldest files that no
+	// one still needs are removed past it.
+	MaxSpillTotal int64
+
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 
 	Shell   string // /bin/bash when present, else /bin/sh
 	Version string
 }
+
+// Defaults for the durations Boris waits for processes; a zero [Config] field means these.
+const (
+	DefaultKillGrace   = 5 * time.Second
+	DefaultOutputDrain = 250 * time.Millisecond
+	DefaultStdioDrain  = 5 * time.Second
+)
+
+// Defaults for the bounds on saved output.
+const (
+	DefaultMaxSpillFile  = 64 << 20
+	DefaultMaxSpillTotal = 1 << 30
+)
 
 // ErrExit reports that the command line asked for something that ends the program
 // successfully without serving, such as --help or --version.
@@ -74,7 +103,8 @@ type cli struct {
 	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	AnthropicCompat bool             `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
 	RequireView     bool             `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
-	Token           string           `help:"Require this bearer token on every HTTP request to /mcp." envvar:"BORIS_TOKEN"`
+	Token           string           `help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user)." envvar:"BORIS_TOKEN"`
+	TokenFile       string           `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
 	GenerateToken   bool             `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
 	AllowOrigin     []string         `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
 	InsecureNoAuth  bool             `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
@@ -136,6 +166,11 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		LogFormat:             c.LogFormat,
 		Shell:                 detectShell(),
 		Version:               version,
+		KillGrace:             DefaultKillGrace,
+		OutputDrain:           DefaultOutputDrain,
+		StdioDrain:            DefaultStdioDrain,
+		MaxSpillFile:          DefaultMaxSpillFile,
+		MaxSpillTotal:         DefaultMaxSpillTotal,
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		return Config{}, fmt.Errorf("--port %d is not a TCP port (0-65535)", c.Port)
@@ -200,6 +235,16 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 	if c.Token != "" && c.GenerateToken {
 		return Config{}, errors.New("--token and --generate-token both given: choose one")
 	}
+	if c.TokenFile != "" {
+		if c.Token != "" || c.GenerateToken {
+			return Config{}, errors.New("--token-file given with --token or --generate-token: choose one")
+		}
+		tok, err := readToken(c.TokenFile, getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Token = tok
+	}
 	if c.GenerateToken {
 		cfg.Token = newToken()
 		cfg.TokenGenerated = true
@@ -208,6 +253,39 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		return Config{}, fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it gets a shell; set --token (or BORIS_TOKEN) or --generate-token, or pass --insecure-no-auth on a trusted network", cfg.Host)
 	}
 	return cfg, nil
+}
+
+// maxTokenFile bounds a token file: a token is a line, not a document.
+const maxTokenFile = 64 << 10
+
+// readToken reads the bearer token from path: its content, trimmed of surrounding white
+// space, which must be one non-empty line.
+func readToken(path string, getenv func(string) string) (string, error) {
+	if path == "~" || strings.HasPrefix(path, "~/") {
+		if home := getenv("HOME"); home != "" {
+			path = filepath.Join(home, path[1:])
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return "", fmt.Errorf("--token-file %s: %w", path, err)
+	}
+	if len(b) > maxTokenFile {
+		return "", fmt.Errorf("--token-file %s: over %d bytes; a token is one line", path, maxTokenFile)
+	}
+	tok := strings.TrimSpace(string(b))
+	switch {
+	case tok == "":
+		return "", fmt.Errorf("--token-file %s is empty: write the token in it", path)
+	case strings.ContainsAny(tok, "\r\n"):
+		return "", fmt.Errorf("--token-file %s holds more than one line: write only the token", path)
+	}
+	return tok, nil
 }
 
 // ParseSize reads a byte count: plain bytes, or a number with a unit. KB, MB and GB are

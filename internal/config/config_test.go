@@ -193,3 +193,49 @@ func TestRelativeAllowDirAgainstWorkdir(t *testing.T) {
 		t.Errorf("AllowDirs (-want +got):\n%s", diff)
 	}
 }
+
+func TestTokenFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good", "  s3<cr&t>\n")
+	cfg, err := Parse([]string{"--token-file", good}, env(nil), "v1", &bytes.Buffer{})
+	if err != nil || cfg.Token != "s3<cr&t>" {
+		t.Errorf("--token-file: token %q, err %v; want the file's line, trimmed", cfg.Token, err)
+	}
+	cfg, err = Parse(nil, env(map[string]string{"BORIS_TOKEN_FILE": good}), "v1", &bytes.Buffer{})
+	if err != nil || cfg.Token != "s3<cr&t>" {
+		t.Errorf("$BORIS_TOKEN_FILE: token %q, err %v", cfg.Token, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--token-file", write("empty", " \n")}, "is empty"},
+		{[]string{"--token-file", write("lines", "a\nb\n")}, "more than one line"},
+		{[]string{"--token-file", dir + "/missing"}, "no such file"},
+		{[]string{"--token-file", good, "--token", "x"}, "choose one"},
+		{[]string{"--token-file", good, "--generate-token"}, "choose one"},
+	} {
+		if _, err := Parse(tc.args, env(nil), "v1", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--token-file") {
+			t.Errorf("Parse(%q) = %v, want an error about --token-file saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestDurationDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse(nil, env(nil), "v1", &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.KillGrace != DefaultKillGrace || cfg.OutputDrain != DefaultOutputDrain || cfg.StdioDrain != DefaultStdioDrain {
+		t.Errorf("grace and drain times = %v %v %v, want the defaults", cfg.KillGrace, cfg.OutputDrain, cfg.StdioDrain)
+	}
+}

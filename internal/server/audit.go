@@ -40,6 +40,8 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			if code, ok := r.Meta["code"].(string); ok {
 				outcome = "error " + code
 			}
+		case r != nil:
+			outcome = stoppedOutcome(r.StructuredContent)
 		}
 		var sid string
 		if call.Session != nil {
@@ -54,8 +56,80 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// stoppedOutcome is the outcome of a call that returned a result: "ok", unless the
+// command it ran was stopped before it finished ("timed_out", "cancelled",
+// "session_closed").
+func stoppedOutcome(structured any) string {
+	raw, ok := structured.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(structured)
+		if err != nil {
+			return "ok"
+		}
+		raw = b
+	}
+	var r struct {
+		TimedOut bool   `json:"timed_out"`
+		Stopped  string `json:"stopped"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return "ok"
+	}
+	switch {
+	case r.TimedOut:
+		return "timed_out"
+	case strings.Contains(r.Stopped, "session closed"):
+		return "session_closed"
+	case r.Stopped != "":
+		return "cancelled"
+	}
+	return "ok"
+}
+
+// maxAuditArgs bounds the argument summary of one log line: a request with thousands of
+// arguments must not write a line of megabytes.
+const maxAuditArgs = 4 << 10
+
 // summarize renders raw tool arguments for the log, keeping it short and free of secrets.
+// The token is taken out of every value before it is encoded, so that characters JSON
+// escapes (<, >, &, ") cannot hide it; the whole summary is cut at maxAuditArgs bytes.
 func summarize(raw json.RawMessage, token string) string {
+	s := summarizeArgs(raw, token)
+	if len(s) > maxAuditArgs {
+		cut := maxAuditArgs
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s… (summary cut: %d of %d bytes shown)", s[:cut], cut, len(s))
+	}
+	return s
+}
+
+// redact replaces every occurrence of token in the strings inside v.
+func redact(v any, token string) any {
+	if token == "" {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, token, "[token]")
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redact(e, token)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[redact(k, token).(string)] = redact(e, token)
+		}
+		return out
+	}
+	return v
+}
+
+func summarizeArgs(raw json.RawMessage, token string) string {
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return fmt.Sprintf("(%d bytes, not an object)", len(raw))
@@ -66,29 +140,40 @@ func summarize(raw json.RawMessage, token string) string {
 	}
 	sort.Strings(keys)
 	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		v := args[k]
-		if !auditShown[k] {
+	n := 0
+	for i, k := range keys {
+		name := redact(k, token).(string)
+		if len(name) > 100 {
+			name = fmt.Sprintf("(a %d-byte name)", len(name))
+		}
+		var part string
+		switch v := args[k]; {
+		case !auditShown[k]:
 			if str, ok := v.(string); ok {
-				parts = append(parts, fmt.Sprintf("%s=(%d chars)", k, utf8.RuneCountInString(str)))
+				part = fmt.Sprintf("%s=(%d chars)", name, utf8.RuneCountInString(str))
 			} else {
-				parts = append(parts, k+"=(…)")
+				part = name + "=(…)"
 			}
-			continue
-		}
-		b, _ := json.Marshal(v)
-		val := string(b)
-		if token != "" {
-			val = strings.ReplaceAll(val, token, "[token]")
-		}
-		if len(val) > 200 {
-			cut := 200
-			for cut > 0 && !utf8.RuneStart(val[cut]) {
-				cut--
+		default:
+			b, _ := json.Marshal(redact(v, token))
+			val := string(b)
+			if token != "" {
+				val = strings.ReplaceAll(val, token, "[token]") // a token of digits, in a number
 			}
-			val = val[:cut] + "…"
+			if len(val) > 200 {
+				cut := 200
+				for cut > 0 && !utf8.RuneStart(val[cut]) {
+					cut--
+				}
+				val = val[:cut] + "…"
+			}
+			part = name + "=" + val
 		}
-		parts = append(parts, k+"="+val)
+		if n += len(part) + 1; n > maxAuditArgs-64 {
+			parts = append(parts, fmt.Sprintf("(%d more arguments)", len(keys)-i))
+			break
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, " ")
 }

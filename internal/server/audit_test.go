@@ -3,12 +3,15 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
 )
 
 type lockedBuffer struct {
@@ -81,5 +84,90 @@ func TestAuditLog(t *testing.T) {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("log contains %q:\n%s", secret, logs.String())
 		}
+	}
+}
+
+// auditEntries runs calls through a server with cfg and returns the tool call log lines.
+func auditEntries(t *testing.T, cfg config.Config, calls []mcp.CallToolParams) ([]map[string]any, []string) {
+	t.Helper()
+	var logs lockedBuffer
+	srv, err := New(&cfg, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.MCP().Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, c := range calls {
+		if _, err := cs.CallTool(t.Context(), &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var entries []map[string]any
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err == nil && e["msg"] == "tool call" {
+			entries = append(entries, e)
+			lines = append(lines, line)
+		}
+	}
+	if len(entries) != len(calls) {
+		t.Fatalf("%d tool call log entries, want %d:\n%s", len(entries), len(calls), logs.String())
+	}
+	return entries, lines
+}
+
+// TestAuditRedactsEscapedToken: a token with characters JSON escapes is still redacted.
+func TestAuditRedactsEscapedToken(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.Token = `s3<cr&t>"tok"`
+	_, lines := auditEntries(t, cfg, []mcp.CallToolParams{
+		{Name: "bash", Arguments: map[string]any{"command": "echo " + cfg.Token}},
+		{Name: "grep", Arguments: map[string]any{"pattern": cfg.Token, cfg.Token: 1}},
+	})
+	escaped, _ := json.Marshal(cfg.Token)
+	for _, line := range lines {
+		var e map[string]any
+		_ = json.Unmarshal([]byte(line), &e)
+		if args, _ := e["args"].(string); strings.Contains(args, cfg.Token) || strings.Contains(line, string(escaped[1:len(escaped)-1])) || !strings.Contains(args, "[token]") {
+			t.Errorf("log line does not redact the token: %s", line)
+		}
+	}
+}
+
+// TestAuditLineBounded: one huge request writes a short log line that says it was cut.
+func TestAuditLineBounded(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{"command": strings.Repeat("x", 1<<20)}
+	for i := range 20000 {
+		args[fmt.Sprintf("extra%05d", i)] = i
+	}
+	_, lines := auditEntries(t, newConfig(t), []mcp.CallToolParams{{Name: "bash", Arguments: args}})
+	if len(lines[0]) > 8<<10 || !strings.Contains(lines[0], "more arguments") {
+		t.Errorf("log line of %d bytes, want at most 8 KiB saying what was left out: %.300s", len(lines[0]), lines[0])
+	}
+}
+
+// TestAuditStoppedOutcome: a command that timed out is not logged as ok.
+func TestAuditStoppedOutcome(t *testing.T) {
+	t.Parallel()
+	entries, _ := auditEntries(t, newConfig(t), []mcp.CallToolParams{
+		{Name: "bash", Arguments: map[string]any{"command": "sleep 30", "timeout": 100}},
+		{Name: "bash", Arguments: map[string]any{"command": "true"}},
+	})
+	if got := entries[0]["outcome"]; got != "timed_out" {
+		t.Errorf("outcome of a timed-out command = %v, want timed_out", got)
+	}
+	if got := entries[1]["outcome"]; got != "ok" {
+		t.Errorf("outcome of a command that ran = %v, want ok", got)
 	}
 }

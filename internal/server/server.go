@@ -100,7 +100,7 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 		Workdir: s.cfg.Workdir,
 		Scope:   s.scope,
 		Env:     s.env,
-		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit},
+		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit, Grace: s.cfg.KillGrace, Drain: s.cfg.OutputDrain},
 	})
 	s.sessions[ss] = st
 	s.waiters.Go(func() {

@@ -11,15 +11,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// stdioDrain bounds how long requests already read may run on after the client closes its
-// end of STDIO; then their commands are killed.
-const stdioDrain = 5 * time.Second
+	"github.com/mjkoo/boris/internal/config"
+)
 
 // RunStdio serves one client over r and w until the client disconnects or ctx is done.
 // When the client closes its end, requests it already sent are still answered (a piped
-// batch of requests gets its replies), for up to [stdioDrain]; then running commands are
+// batch of requests gets its replies), for up to the configured StdioDrain; then running commands are
 // killed rather than left to finish for nobody.
 func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	defer s.Close()
@@ -33,10 +31,14 @@ func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser
 		s.log.Warn("answered a line from the client that is not a JSON-RPC message", "error", msg)
 		out.reject(id, code, msg)
 	}}
+	drain := s.cfg.StdioDrain
+	if drain <= 0 {
+		drain = config.DefaultStdioDrain
+	}
 	in := &drainReader{r: lines, c: r, drain: func() {
 		select {
 		case <-p.drained():
-		case <-time.After(stdioDrain):
+		case <-time.After(drain):
 			s.closeStates()
 			<-p.drained() // calls end promptly once their commands are dead
 		case <-ctx.Done():

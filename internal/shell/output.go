@@ -39,6 +39,34 @@ type Output struct {
 	spilled  bool  // file holds bytes [0, total)
 	spillErr error // why the stream could not be saved in full
 	closed   bool
+	// The spill file holds at most maxFile bytes of the stream (0: no limit). Past it,
+	// writing to the file stops (capped), and when the stream ends the file gets a line
+	// saying what was dropped and the stream's last bytes, from memory.
+	maxFile int64
+	capped  bool
+}
+
+// DefaultMaxSpillFile bounds one stream's spill file by default.
+const DefaultMaxSpillFile = 64 << 20
+
+// Path returns where the full stream is saved once it outgrows memory.
+func (o *Output) Path() string { return o.spillPath }
+
+// SetMaxFile bounds the stream's spill file to about n bytes (0: no limit). Call it before
+// the first Write.
+func (o *Output) SetMaxFile(n int64) {
+	o.mu.Lock()
+	o.maxFile = n
+	o.mu.Unlock()
+}
+
+// fileLimit returns how many bytes of the stream the spill file holds at most, leaving
+// room for the tail added when the stream ends.
+func (o *Output) fileLimit() int64 {
+	if o.maxFile <= 0 {
+		return 1 << 62
+	}
+	return max(o.maxFile-keepBytes-512, keepBytes)
 }
 
 // NewOutput returns an Output that saves the full stream at spillPath if it outgrows
@@ -69,8 +97,12 @@ func (o *Output) Write(p []byte) (int, error) {
 			o.spill(o.head[:o.total])
 		}
 	}
-	if o.spilled {
-		if _, err := o.file.Write(p); err != nil {
+	if o.spilled && !o.capped {
+		q := p
+		if room := o.fileLimit() - o.total; int64(len(q)) >= room {
+			q, o.capped = q[:max(room, 0)], true
+		}
+		if _, err := o.file.Write(q); err != nil {
 			o.spillFailed(err)
 		}
 	}
@@ -168,9 +200,27 @@ func (o *Output) Close() {
 	}
 	o.closed = true
 	if o.file != nil {
+		if o.capped {
+			o.finishCapped()
+		}
 		_ = o.file.Close()
 		o.file = nil
 	}
+}
+
+// finishCapped ends a capped spill file with a line saying what was dropped and the last
+// bytes of the stream, from memory.
+func (o *Output) finishCapped() {
+	kept := o.fileLimit()
+	tail := int64(o.tail.len())
+	if o.total-kept < tail {
+		tail = o.total - kept
+	}
+	dropped := o.total - kept - tail
+	note := fmt.Sprintf("\n[... boris: %d bytes of this output were not saved (bytes %d-%d of %d): it went past the %d-byte limit on saved output; what follows is its last %d bytes ...]\n",
+		dropped, kept+1, kept+dropped, o.total, o.maxFile, tail)
+	_, _ = o.file.WriteString(note)
+	_, _ = o.file.Write(o.tail.last(int(tail)))
 }
 
 // Mark is a position in a stream.
@@ -262,7 +312,7 @@ func (o *Output) readAt(off int64, n int) ([]byte, bool) {
 	if o.tail.buf != nil && off >= o.total-int64(o.tail.len()) {
 		return o.tail.last(int(o.total - off))[:n], true
 	}
-	if o.spilled {
+	if o.spilled && (!o.capped || end <= o.fileLimit()) {
 		f := o.file
 		if f == nil {
 			var err error
@@ -293,6 +343,10 @@ func (o *Output) marker(from, to Mark, c cut, path string) string {
 		return b.String()
 	case path == "":
 		b.WriteString(" ...]\n")
+		return b.String()
+	}
+	if o.capped && to.Bytes-int64(c.tailBytes) > o.fileLimit() {
+		fmt.Fprintf(&b, "; the output went past the %d-byte limit on saved output, so %s keeps only its first %d bytes and, once it ends, its last %d ...]\n", o.maxFile, path, o.fileLimit(), keepBytes)
 		return b.String()
 	}
 	// Whole lines were left out when both cuts fell on line ends, which clip arranges

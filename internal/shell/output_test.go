@@ -347,3 +347,31 @@ func TestFitEnv(t *testing.T) {
 		t.Errorf("a grown variable: kept %.40q, dropped %q; want V=small kept", kept, dropped)
 	}
 }
+
+// TestOutputSpillCapped: past its limit a spill file keeps the head and, once the stream
+// ends, the tail with a line saying what was dropped; excerpts say so too.
+func TestOutputSpillCapped(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "x.stdout")
+	o := NewOutput(path, nil)
+	const limit = 512 << 10
+	o.SetMaxFile(limit)
+	var all bytes.Buffer
+	for i := range 200000 {
+		line := fmt.Sprintf("line %d\n", i)
+		all.WriteString(line)
+		_, _ = o.Write([]byte(line))
+	}
+	ex := o.Text(1000)
+	if !strings.Contains(ex.Text, "limit on saved output") || !strings.HasSuffix(ex.Text, "line 199999\n") {
+		t.Errorf("excerpt does not say the saved output was cut: %q", ex.Text)
+	}
+	o.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > limit || !bytes.HasPrefix(b, all.Bytes()[:1000]) || !bytes.HasSuffix(b, all.Bytes()[all.Len()-keepBytes:]) || !bytes.Contains(b, []byte("were not saved")) {
+		t.Errorf("spill file of %d bytes (limit %d): want the head, a note, the last %d bytes", len(b), limit, keepBytes)
+	}
+}

@@ -47,6 +47,10 @@ type Command struct {
 	// processes that leave its process group (setsid) can still be found and stopped
 	// ([Marked]). Give each command its own, with a common prefix per owner.
 	Mark string
+	// MaxSpillFile bounds each stream's spill file: past it, only the head and, once the
+	// stream ends, the tail are kept, with a line saying what was dropped. 0 means
+	// [DefaultMaxSpillFile]; negative, no limit.
+	MaxSpillFile int64
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
@@ -83,6 +87,7 @@ type Process struct {
 	drain  time.Duration
 	env    []string // the environment it started with
 	mark   string   // its BORIS_RUN value, or ""
+	fam    *family  // every process it started
 	script string   // the file holding a long script, removed once the shell is done; or ""
 
 	// The command's output and exit are watched with poll(2) from the goroutine in
@@ -166,6 +171,11 @@ func Start(c Command) (*Process, error) {
 		waited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
+	if c.MaxSpillFile == 0 {
+		c.MaxSpillFile = DefaultMaxSpillFile
+	}
+	p.Stdout.SetMaxFile(c.MaxSpillFile)
+	p.Stderr.SetMaxFile(c.MaxSpillFile)
 	inv, err := wrap(c)
 	if err != nil {
 		return nil, err
@@ -216,21 +226,32 @@ func Start(c Command) (*Process, error) {
 	if pidfdsWork() {
 		sys.PidFD = &p.pidfd
 	}
+	// Everything the command starts is tracked from the start, in a cgroup of its own
+	// where there is one (family_linux.go).
+	fam := newFamily(sys)
+	fam.spawning()
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
 	// watched through the pidfd, and exec's per-call work (copying the environment into
 	// a map to deduplicate it, opening /dev/null) is not needed here.
-	pid, err := syscall.ForkExec(c.Shell, append([]string{filepath.Base(c.Shell)}, inv.args...), &syscall.ProcAttr{
+	attr := &syscall.ProcAttr{
 		Dir:   c.Dir,
 		Env:   inv.env,
 		Files: files,
 		Sys:   sys,
-	})
+	}
+	argv := append([]string{filepath.Base(c.Shell)}, inv.args...)
+	pid, err := syscall.ForkExec(c.Shell, argv, attr)
+	if err != nil && fam.withoutCgroup(sys) {
+		pid, err = syscall.ForkExec(c.Shell, argv, attr) // a kernel without clone3 into a cgroup
+	}
 	if err != nil {
+		fam.failed()
 		return fail(fmt.Errorf("starting %s in %s: %w", c.Shell, c.Dir, err))
 	}
+	fam.started(pid)
 	closeFD(&writeEnds[0])
 	closeFD(&writeEnds[1])
-	p.pid, p.pgid, p.start = pid, pid, time.Now()
+	p.pid, p.pgid, p.start, p.fam = pid, pid, time.Now(), fam
 	if p.pidfd < 0 {
 		// No pidfd: a goroutine waits instead, and wakes the poll once the shell is reaped.
 		go func() {
@@ -303,13 +324,16 @@ func (p *Process) Wait(ctx context.Context) Result {
 		}
 	}
 	reap(p.pgid)
-	res.Lingering = held || groupAlive(p.pgid)
+	res.Lingering = held || groupAlive(p.pgid) || p.fam.alive()
 	return res
 }
 
-// Stop ends the whole process group: SIGTERM, then SIGKILL if anything is left after the
-// grace period. It returns once the group is gone or, failing that, a moment after the
-// SIGKILL. It is safe to call more than once and from several goroutines.
+// Stop ends the whole process group and every other process the command started:
+// SIGTERM, then SIGKILL if anything is left after the grace period. SIGTERM is sent again
+// during the grace period to what still runs, so that one that landed while a shell was
+// forking, and was lost, is not waited out. Stop returns once everything is gone or,
+// failing that, a moment after the SIGKILL. It is safe to call more than once and from
+// several goroutines.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
 		var escaped []int
@@ -320,25 +344,61 @@ func (p *Process) Stop() {
 			if group {
 				_ = syscall.Kill(-p.pgid, sig)
 			}
+			family := p.fam.signal(sig)
 			for _, pid := range Marked(p.mark, p.pgid) {
 				if !slices.Contains(escaped, pid) {
 					escaped = append(escaped, pid)
 				}
 			}
+			escaped = slices.DeleteFunc(escaped, func(pid int) bool { return !running(pid) })
 			for _, pid := range escaped {
 				_ = syscall.Kill(pid, sig)
 			}
-			return group || len(escaped) > 0
+			return group || family || len(escaped) > 0
 		}
 		if !signal(syscall.SIGTERM) {
 			return
 		}
-		if p.waitGone(p.grace, &escaped) {
-			return
+		// A few times only: a process that starts another on each SIGTERM must not be fed.
+		resend, resends := min(max(p.grace/10, 10*time.Millisecond), 250*time.Millisecond), 3
+		began := time.Now()
+		for deadline, next := began.Add(p.grace), began.Add(resend); ; {
+			// Most commands end at once; checking costs a look at /proc, so later checks
+			// are spaced out.
+			time.Sleep(min(5*time.Millisecond+time.Since(began)/10, 50*time.Millisecond))
+			if p.gone(&escaped) {
+				return
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			if resends > 0 && time.Now().After(next) {
+				if !signal(syscall.SIGTERM) {
+					return
+				}
+				resends--
+				next = time.Now().Add(resend)
+			}
 		}
-		signal(syscall.SIGKILL)
-		p.waitGone(time.Second, &escaped)
+		// What ignores SIGTERM may go on starting processes: kill until nothing is left.
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+			p.fam.kill()
+			if !signal(syscall.SIGKILL) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+			if p.gone(&escaped) {
+				return
+			}
+		}
 	})
+}
+
+// gone reports whether nothing of the command runs any more. escaped is narrowed to the
+// marked processes still running.
+func (p *Process) gone(escaped *[]int) bool {
+	*escaped = slices.DeleteFunc(*escaped, func(pid int) bool { return !running(pid) })
+	return !p.alive() && len(*escaped) == 0 && !p.fam.alive()
 }
 
 // Close stops the group and whatever left it ([Process.Stop]), stops reading its output
@@ -362,6 +422,9 @@ func (p *Process) Release() {
 			_ = p.report.Close()
 		}
 		reap(p.pgid)
+		if !p.fam.alive() {
+			p.fam.release()
+		}
 	})
 }
 
@@ -378,9 +441,9 @@ func (p *Process) Done() bool {
 	default:
 		return false
 	}
-	// Only a cheap check: this runs often, and a group of zombies only delays the
+	// A cheap check first: this runs often, and a group of zombies only delays the
 	// Process being let go.
-	return syscall.Kill(-p.pgid, 0) == syscall.ESRCH
+	return syscall.Kill(-p.pgid, 0) == syscall.ESRCH && !p.fam.alive()
 }
 
 // alive reports whether the shell or anything else in its group still runs. Once the
@@ -393,22 +456,6 @@ func (p *Process) alive() bool {
 		return groupAlive(p.pgid)
 	default:
 		return true
-	}
-}
-
-// waitGone polls until the group and the escaped processes are gone or d passes; it
-// reports whether they are gone. escaped is narrowed to those still running.
-func (p *Process) waitGone(d time.Duration, escaped *[]int) bool {
-	deadline := time.Now().Add(d)
-	for {
-		*escaped = slices.DeleteFunc(*escaped, func(pid int) bool { return !running(pid) })
-		if !p.alive() && len(*escaped) == 0 {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -26,6 +26,9 @@ type Limits struct {
 	Keep time.Duration
 	// Grace is SIGTERM to SIGKILL when a task is stopped; 0 means [shell.DefaultGrace].
 	Grace time.Duration
+	// Drain is how long a task's output is read after its shell exits while processes it
+	// left behind hold the pipes; 0 means [shell.DefaultDrain].
+	Drain time.Duration
 }
 
 // Defaults for [Limits] fields left zero.
@@ -136,6 +139,9 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	c.OnOutput = func(shell.Stream, []byte) { t.signal() }
 	if c.Grace <= 0 {
 		c.Grace = m.limits.Grace
+	}
+	if c.Drain <= 0 {
+		c.Drain = m.limits.Drain
 	}
 	p, err := shell.Start(c)
 	if err != nil {
@@ -267,6 +273,23 @@ func (t *Task) hasNew() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.proc.Stdout.End().Bytes > t.outMark.Bytes || t.proc.Stderr.End().Bytes > t.errMark.Bytes
+}
+
+// Spills returns the spill files of the tasks whose output has not been read to the end:
+// pruning must spare them.
+func (m *Manager) Spills() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var paths []string
+	for _, t := range m.tasks {
+		t.mu.Lock()
+		read := t.readDone
+		t.mu.Unlock()
+		if !read {
+			paths = append(paths, t.proc.Stdout.Path(), t.proc.Stderr.Path())
+		}
+	}
+	return paths
 }
 
 // Kill stops task id (SIGTERM to its group, SIGKILL after the grace period) and waits

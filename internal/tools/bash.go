@@ -129,12 +129,15 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		return nil, nil, withCode(CodeFailed, err)
 	}
 	// Apply only what this command changed, so that calls running side by side in one
-	// session do not undo each other's cd and export.
-	if res.Cwd != "" && res.Cwd != c.Dir {
-		sess.SetCwd(res.Cwd)
-	}
-	if res.Env != nil {
-		sess.ApplyEnv(c.Env, res.Env)
+	// session do not undo each other's cd and export. A command that was stopped (timed
+	// out, cancelled) changes nothing: it did not finish what it set out to do.
+	if res.Stopped == nil {
+		if res.Cwd != "" && res.Cwd != c.Dir {
+			sess.SetCwd(res.Cwd)
+		}
+		if res.Env != nil {
+			sess.ApplyEnv(c.Env, res.Env)
+		}
 	}
 	if len(res.TooLarge) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(res.TooLarge, ", ")))
@@ -168,7 +171,12 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
 	if out.StdoutFile != "" || out.StderrFile != "" {
-		shell.PruneSpills(c.StateDir, shell.MaxSpill, out.StdoutFile, out.StderrFile)
+		total := h.Config.MaxSpillTotal
+		if total <= 0 {
+			total = shell.MaxSpill
+		}
+		// The output of tasks not yet read to the end is spared, like this call's own.
+		shell.PruneSpills(c.StateDir, total, append(sess.Tasks.Spills(), out.StdoutFile, out.StderrFile)...)
 	}
 	return text(formatBash(out)), out, nil
 }
@@ -186,7 +194,8 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 	if err != nil {
 		return shell.Command{}, err
 	}
-	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark()}, nil
+	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark(),
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile}, nil
 }
 
 // unusableDir says why a command cannot start in dir, or returns "".

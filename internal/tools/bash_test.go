@@ -495,3 +495,41 @@ func TestBashRunsWithoutATerminal(t *testing.T) {
 		t.Errorf("a GIT_EDITOR the server had = %q, want it kept", out.Stdout)
 	}
 }
+
+// TestBashStoppedCommandKeepsCwd: a command that timed out or was cancelled did not finish,
+// so its cd and export are not kept.
+func TestBashStoppedCommandKeepsCwd(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cs, _ := connect(t, cfg, nil)
+	if err := os.Mkdir(filepath.Join(cfg.Workdir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, out := bash(t, cs, map[string]any{"command": "cd sub && export STOPPED=1 && sleep 5", "timeout": 200})
+	if !out.TimedOut {
+		t.Fatalf("not timed out: %+v", out)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cd " + shellQuote(filepath.Join(cfg.Workdir, "sub")) + " && export STOPPED=2 && echo > ../started && sleep 100"}})
+	})
+	waitForFile(t, filepath.Join(cfg.Workdir, "started"))
+	cancel()
+	wg.Wait()
+	res, out := bash(t, cs, map[string]any{"command": "pwd; echo \"[$STOPPED]\""})
+	if want := cfg.Workdir + "\n[]\n"; out.Stdout != want {
+		t.Errorf("after stopped commands: %s, want stdout %q", textOf(res), want)
+	}
+}
+
+// waitForFile polls for a file a command creates.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("command did not create %s", path)
+}

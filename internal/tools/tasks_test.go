@@ -20,6 +20,7 @@ type taskOut struct {
 	Signal   string `json:"signal"`
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
+	File     string `json:"stdout_file"`
 }
 
 func startTask(t *testing.T, cs *mcp.ClientSession, command string) string {
@@ -143,5 +144,56 @@ func touch(t *testing.T, dir, name string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTaskSpillCapped: a task's saved output is bounded on disk, keeping its head and its
+// tail and saying what was dropped.
+func TestTaskSpillCapped(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxSpillFile = 1 << 20
+	cs, _ := connect(t, cfg, nil)
+	id := startTask(t, cs, "echo START; head -c 20000000 /dev/zero | tr '\\0' a | fold -w 100; echo END")
+	var out taskOut
+	file := ""
+	for out.Running || out.Status == "" {
+		_, out = taskOutput(t, cs, id, 5000)
+		if out.File != "" {
+			file = out.File
+		}
+	}
+	if file == "" {
+		t.Fatalf("no spill file named: %+v", out)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(b)) > cfg.MaxSpillFile+4096 || !strings.HasPrefix(string(b), "START\n") || !strings.HasSuffix(string(b), "aEND\n") || !strings.Contains(string(b), "were not saved") {
+		t.Errorf("spill file of %d bytes (limit %d), want its head, a note and its tail: %.100q ... %q", len(b), cfg.MaxSpillFile, b, b[max(0, len(b)-100):])
+	}
+}
+
+// TestTaskUnreadOutputNotPruned: pruning old saved output spares a task's output that has
+// not been read yet.
+func TestTaskUnreadOutputNotPruned(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxSpillTotal = 3 << 20
+	cs, _ := connect(t, cfg, nil)
+	id := startTask(t, cs, "seq 1 300000; touch done")
+	waitForFile(t, filepath.Join(cfg.Workdir, "done"))
+	_, out := bash(t, cs, map[string]any{"command": "seq 1 400000"})
+	if out.StdoutFile == "" {
+		t.Fatalf("foreground output not saved: %+v", out)
+	}
+	task := filepath.Join(filepath.Dir(out.StdoutFile), id+".stdout")
+	if _, err := os.Stat(task); err != nil {
+		t.Errorf("the unread output of %s was removed: %v", id, err)
+	}
+	_, to := taskOutput(t, cs, id, 0)
+	if to.File != task || !strings.HasPrefix(to.Stdout, "1\n2\n") {
+		t.Errorf("task_output = %+v", to)
 	}
 }

@@ -1,0 +1,561 @@
+//go:build linux
+
+package shell
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A command's family is every process it started, however it got away: through setsid, a
+// cleared environment, a double fork. It is found in one of two ways.
+//
+// Where Boris can create cgroups (cgroup v2, writable), each command starts in a cgroup
+// of its own, which no process can leave without privileges: its members are listed by
+// the kernel and killed at once through cgroup.kill.
+//
+// Elsewhere Boris is a child subreaper ([AdoptOrphans]): a process whose parent dies is
+// reparented to Boris, never to init. So every process a command started is either a
+// descendant of a process already known to be the command's (found by walking parent
+// links in /proc), or a child of Boris in a session of its own, started while the
+// command ran (found by its start time). Such an orphan, started while several commands
+// ran and never seen before it was orphaned, counts as a member of each of them: ending
+// any of them ends it. Boris rescans /proc while commands run, so that most orphans are
+// seen, and placed exactly, while their parent still lives.
+
+// family is one command's processes.
+type family struct {
+	cg    string // the command's cgroup directory; "" when cgroups are not used
+	cgFD  int    // open on cg until the shell starts in it; else -1
+	shell int    // the shell's pid, once started
+	start uint64 // boot time, in clock ticks, just before the shell started
+
+	// Tracked in /proc when there is no cgroup; guarded by registry.mu.
+	known map[int]uint64 // pid -> start time of the processes seen to be members
+	end   uint64         // when the family was first seen empty with its shell gone; 0 while open
+}
+
+// registry holds the families whose processes may still run.
+var registry struct {
+	mu       sync.Mutex
+	families map[*family]bool
+	// spawn is held for reading from fork until the new shell's family knows its pid, and
+	// for writing while /proc is scanned: a shell not yet registered must not be taken
+	// for an orphan, nor its exit status reaped by anyone but its Process.
+	spawn    sync.RWMutex
+	scanning bool // the rescanning goroutine runs
+}
+
+// cgroupsOff disables cgroups for new commands; see [UseCgroups].
+var cgroupsOff atomic.Bool
+
+// UseCgroups says whether commands started from now on may be put in cgroups of their own
+// where the system allows it (the default), or must be tracked through /proc only.
+func UseCgroups(on bool) { cgroupsOff.Store(!on) }
+
+// cgroupBase is a cgroup v2 directory Boris made for its commands' cgroups, or "".
+var cgroupBase = sync.OnceValue(func() string {
+	mount := cgroup2Mount()
+	if mount == "" {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var own string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "0::"); ok {
+			own = rest
+		}
+	}
+	if own == "" || strings.Contains(own, "(deleted)") {
+		return ""
+	}
+	removeStale(filepath.Join(mount, own))
+	dir := filepath.Join(mount, own, "boris-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = os.Remove(dir)
+		return "" // before Linux 5.14: no way to kill a cgroup at once
+	}
+	return dir
+})
+
+// removeStale removes the empty cgroups left in parent by Boris processes that are gone.
+func removeStale(parent string) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "boris-"))
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "boris-") || err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		subs, _ := os.ReadDir(dir)
+		for _, sub := range subs {
+			if sub.IsDir() {
+				_ = os.Remove(filepath.Join(dir, sub.Name())) // fails while anything runs in it
+			}
+		}
+		_ = os.Remove(dir)
+	}
+}
+
+// cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
+func cgroup2Mount() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ... - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		if f := strings.Fields(pre); len(f) >= 5 && f[3] == "/" {
+			return unescapeMount(f[4])
+		}
+	}
+	return ""
+}
+
+func unescapeMount(s string) string {
+	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+	return r.Replace(s)
+}
+
+var cgroupSeq atomic.Int64
+
+// newFamily prepares the family of a command about to start; its cgroup, if it gets one,
+// is set in sys so that the shell starts in it.
+func newFamily(sys *syscall.SysProcAttr) *family {
+	f := &family{cgFD: -1, start: bootTicks()}
+	if base := cgroupBase(); base != "" && !cgroupsOff.Load() {
+		dir := filepath.Join(base, "cmd-"+strconv.FormatInt(cgroupSeq.Add(1), 10))
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err == nil {
+				f.cg, f.cgFD = dir, fd
+				sys.UseCgroupFD, sys.CgroupFD = true, fd
+			} else {
+				_ = os.Remove(dir)
+			}
+		}
+	}
+	return f
+}
+
+// spawning is held from just before the shell is forked until [family.started] or
+// [family.failed].
+func (f *family) spawning() { registry.spawn.RLock() }
+
+// withoutCgroup gives up the family's cgroup, for a retry when the shell could not be
+// started in it.
+func (f *family) withoutCgroup(sys *syscall.SysProcAttr) bool {
+	if f.cg == "" {
+		return false
+	}
+	closeFD(&f.cgFD)
+	_ = os.Remove(f.cg)
+	f.cg = ""
+	sys.UseCgroupFD, sys.CgroupFD = false, 0
+	return true
+}
+
+// failed undoes newFamily when the shell could not start.
+func (f *family) failed() {
+	registry.spawn.RUnlock()
+	closeFD(&f.cgFD)
+	if f.cg != "" {
+		_ = os.Remove(f.cg)
+	}
+}
+
+// started registers the family once its shell runs as pid.
+func (f *family) started(pid int) {
+	closeFD(&f.cgFD)
+	f.shell = pid
+	registry.mu.Lock()
+	if registry.families == nil {
+		registry.families = make(map[*family]bool)
+	}
+	registry.families[f] = true
+	if f.cg == "" {
+		f.known = map[int]uint64{pid: 0}
+		if !registry.scanning {
+			registry.scanning = true
+			go rescan()
+		}
+	}
+	registry.mu.Unlock()
+	registry.spawn.RUnlock()
+}
+
+// rescanInterval spaces the /proc scans made while commands tracked without a cgroup run.
+const rescanInterval = 100 * time.Millisecond
+
+// rescan scans /proc now and then while families tracked through /proc are open.
+func rescan() {
+	for {
+		time.Sleep(rescanInterval)
+		registry.mu.Lock()
+		open := false
+		for f := range registry.families {
+			if f.cg == "" && f.end == 0 {
+				open = true
+				break
+			}
+		}
+		if !open {
+			registry.scanning = false
+			registry.mu.Unlock()
+			return
+		}
+		registry.mu.Unlock()
+		scan()
+	}
+}
+
+// release forgets the family once nothing of it runs; its cgroup is removed.
+func (f *family) release() {
+	registry.mu.Lock()
+	delete(registry.families, f)
+	registry.mu.Unlock()
+	if f.cg != "" {
+		_ = os.Remove(f.cg) // fails if something still runs in it: StopAll has the last word
+	}
+}
+
+// members returns the running processes of the family, the shell included while it
+// runs (zombies are left out, and reaped where they are Boris's orphans).
+func (f *family) members() []int {
+	if f.cg != "" {
+		return cgroupMembers(f.cg)
+	}
+	// /proc is not read at one instant: a process started while it is read, by one that
+	// exits before its turn, can be missed. So the family counts as empty only when two
+	// scans a moment apart find nothing; the second places what the first missed, by
+	// ancestry or, its window being still open, by start time.
+	for i := 0; ; i++ {
+		scan()
+		registry.mu.Lock()
+		pids := make([]int, 0, len(f.known))
+		for pid := range f.known {
+			pids = append(pids, pid)
+		}
+		if len(pids) > 0 || f.end != 0 {
+			registry.mu.Unlock()
+			return pids
+		}
+		if i > 0 {
+			// Nothing of it runs: nothing can start on its behalf any more.
+			f.end = bootTicks()
+			registry.mu.Unlock()
+			return nil
+		}
+		registry.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// alive reports whether any process of the family runs.
+func (f *family) alive() bool { return len(f.members()) > 0 }
+
+// signal sends sig to every member; it reports whether there were any.
+func (f *family) signal(sig syscall.Signal) bool {
+	pids := f.members()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+	return len(pids) > 0
+}
+
+// kill ends every member at once: cgroup.kill, or SIGKILL to each.
+func (f *family) kill() {
+	if f.cg != "" {
+		_ = os.WriteFile(filepath.Join(f.cg, "cgroup.kill"), []byte("1"), 0)
+	}
+	f.signal(syscall.SIGKILL)
+}
+
+// cgroupMembers lists the running processes in cgroup dir, reaping zombies that are
+// Boris's orphans.
+func cgroupMembers(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for field := range strings.FieldsSeq(string(b)) {
+		pid, err := strconv.Atoi(field)
+		if err != nil {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok {
+			continue
+		}
+		if st.zombie {
+			reapOrphan(st)
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// procStat is what Boris reads of a process in /proc/PID/stat.
+type procStat struct {
+	pid, ppid, pgid, sid int
+	start                uint64 // boot time in clock ticks
+	zombie               bool
+}
+
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(pid, b)
+}
+
+// parseStat reads "pid (comm) state ppid pgrp session ... starttime ...".
+func parseStat(pid int, b []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return procStat{}, false
+	}
+	st := procStat{pid: pid, zombie: f[0] == "Z" || f[0] == "X"}
+	st.ppid, _ = strconv.Atoi(f[1])
+	st.pgid, _ = strconv.Atoi(f[2])
+	st.sid, _ = strconv.Atoi(f[3])
+	st.start, _ = strconv.ParseUint(f[19], 10, 64)
+	return st, true
+}
+
+// reapOrphan collects st's exit status if it is an orphan reparented to Boris: a child
+// in a session other than Boris's own, which no shell's Process waits for. The caller
+// holds no lock that a Process's own reaping could need.
+func reapOrphan(st procStat) {
+	if st.ppid != self || st.sid == mySession || isShell(st.pid) {
+		return
+	}
+	var ws syscall.WaitStatus
+	_, _ = syscall.Wait4(st.pid, &ws, syscall.WNOHANG, nil)
+}
+
+var self = os.Getpid()
+
+// isShell reports whether pid is the shell of a registered family, reaped by its Process.
+func isShell(pid int) bool {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for f := range registry.families {
+		if f.shell == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// scan reads /proc and adds to each family tracked without a cgroup the processes that
+// belong to it; zombie orphans are reaped.
+func scan() {
+	registry.spawn.Lock() // no shell is between fork and registration meanwhile
+	defer registry.spawn.Unlock()
+	procs := readAll()
+	byPID := make(map[int]procStat, len(procs))
+	for _, p := range procs {
+		byPID[p.pid] = p
+	}
+	registry.mu.Lock()
+	owners := make(map[int][]*family)
+	shells := make(map[int]bool)
+	var open []*family
+	for f := range registry.families {
+		shells[f.shell] = true
+		if f.cg != "" {
+			continue
+		}
+		for pid, start := range f.known {
+			p, ok := byPID[pid]
+			if !ok || start != 0 && p.start != start {
+				delete(f.known, pid) // gone, or its pid reused
+				continue
+			}
+			f.known[pid] = p.start
+			owners[pid] = append(owners[pid], f)
+		}
+		open = append(open, f)
+	}
+	var orphans []procStat
+	for _, p := range procs { // oldest first: a parent comes before its children
+		if owners[p.pid] != nil {
+			continue
+		}
+		var fams []*family
+		switch parent, ok := byPID[p.ppid]; {
+		case ok && owners[p.ppid] != nil && parent.start <= p.start:
+			fams = owners[p.ppid]
+		case p.ppid == self && p.sid != mySession && !shells[p.pid]:
+			// An orphan: its session or group, if they are a member's, say whose it is
+			// (a pid stays reserved while it names a live session or group); else the
+			// time it started.
+			if fams = owners[p.sid]; fams == nil {
+				fams = owners[p.pgid]
+			}
+			if fams != nil {
+				break
+			}
+			for _, f := range open {
+				if f.start <= p.start+1 && (f.end == 0 || p.start <= f.end+1) {
+					fams = append(fams, f)
+				}
+			}
+		}
+		if len(fams) == 0 {
+			continue
+		}
+		owners[p.pid] = fams
+		for _, f := range fams {
+			f.known[p.pid] = p.start
+		}
+	}
+	for _, f := range open {
+		for pid := range f.known {
+			if p := byPID[pid]; p.zombie {
+				delete(f.known, pid)
+				if p.ppid == self && p.sid != mySession && !shells[pid] {
+					orphans = append(orphans, p)
+				}
+			}
+		}
+	}
+	registry.mu.Unlock()
+	for _, p := range orphans {
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+	}
+}
+
+// readAll reads every process's stat, oldest first.
+func readAll() []procStat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	procs := make([]procStat, 0, len(names))
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok {
+			procs = append(procs, st)
+		}
+	}
+	slices.SortFunc(procs, func(a, b procStat) int {
+		if a.start != b.start {
+			if a.start < b.start {
+				return -1
+			}
+			return 1
+		}
+		return a.pid - b.pid
+	})
+	return procs
+}
+
+// bootTicks is the time since boot in the clock ticks /proc/PID/stat counts start times in.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Sec)*clockTicks + uint64(ts.Nsec)*clockTicks/1e9
+}
+
+// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// StopAll ends every process any command started that is still running: SIGTERM, then
+// SIGKILL after grace; with it, Boris's orphans in sessions of their own. It is the last
+// step of a shutdown.
+func StopAll(grace time.Duration) {
+	registry.mu.Lock()
+	fams := make([]*family, 0, len(registry.families))
+	for f := range registry.families {
+		fams = append(fams, f)
+	}
+	registry.mu.Unlock()
+	orphans := func() []int {
+		var pids []int
+		for _, p := range readAll() {
+			if p.ppid == self && p.sid != mySession && !isShell(p.pid) {
+				if p.zombie {
+					reapOrphan(p)
+				} else {
+					pids = append(pids, p.pid)
+				}
+			}
+		}
+		return pids
+	}
+	signal := func(sig syscall.Signal) bool {
+		any := false
+		for _, f := range fams {
+			if f.signal(sig) {
+				any = true
+			}
+		}
+		for _, pid := range orphans() {
+			_ = syscall.Kill(pid, sig)
+			any = true
+		}
+		return any
+	}
+	deadline := time.Now().Add(grace)
+	for signal(syscall.SIGTERM) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		for _, f := range fams {
+			f.kill()
+		}
+		if !signal(syscall.SIGKILL) {
+			break
+		}
+	}
+	for _, f := range fams {
+		f.release()
+	}
+	if base := cgroupBase(); base != "" {
+		_ = os.Remove(base)
+	}
+}
+
+// CgroupsAvailable reports whether commands can be put in cgroups of their own here.
+func CgroupsAvailable() bool { return cgroupBase() != "" }

@@ -1,0 +1,141 @@
+package tools_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/shell"
+)
+
+// escapes are commands that start processes that try to outlive their session: out of
+// the process group (setsid), without the marker variable (env -i, env -u), orphaned by a
+// double fork, ignoring SIGTERM, each starting the next. Each writes the pids that must
+// not survive to files named pid.*.
+var escapes = map[string]string{
+	"env -i setsid":      `(setsid env -i /bin/sh -c 'echo $$ > pid.a; exec /bin/sleep 300' >/dev/null 2>&1 &)`,
+	"env -u double fork": `setsid env -u BORIS_RUN /bin/sh -c '/bin/sleep 301 >/dev/null 2>&1 & echo $! > pid.b' >/dev/null 2>&1 &`,
+	"sigterm-ignoring chain": `cat > chain.sh <<'EOS'
+trap '' TERM
+echo $$ > pid.c$1
+if [ "$1" -lt 4 ]; then (setsid env -i /bin/sh "$PWD/chain.sh" $(($1 + 1)) >/dev/null 2>&1 &); fi
+exec /bin/sleep 302
+EOS
+(setsid env -i /bin/sh "$PWD/chain.sh" 0 >/dev/null 2>&1 &)`,
+	"respawning on SIGTERM": `cat > respawn.sh <<'EOS'
+trap '(setsid env -i /bin/sh "$0" >/dev/null 2>&1 &); exit 0' TERM
+echo $$ > pid.r
+while :; do /bin/sleep 0.05; done
+EOS
+(setsid env -i /bin/sh "$PWD/respawn.sh" >/dev/null 2>&1 &)`,
+}
+
+// runningWith returns the processes whose command line mentions s.
+func runningWith(s string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), s) && processRunning(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// startEscapes runs every escape in the session and returns the pids they wrote.
+func startEscapes(t *testing.T, cs *mcp.ClientSession, dir string, timeoutMS int) []int {
+	t.Helper()
+	var script []string
+	for _, e := range escapes {
+		script = append(script, e)
+	}
+	files := []string{"pid.a", "pid.b", "pid.c0", "pid.c1", "pid.c2", "pid.c3", "pid.c4", "pid.r"}
+	wait := "for f in " + strings.Join(files, " ") + "; do while [ ! -s $f ]; do sleep 0.01; done; done"
+	args := map[string]any{"command": strings.Join(script, "\n") + "\n" + wait}
+	if timeoutMS > 0 {
+		args["command"] = args["command"].(string) + "\nsleep 100"
+		args["timeout"] = timeoutMS
+	}
+	res, out := bash(t, cs, args)
+	if res.IsError || timeoutMS > 0 && !out.TimedOut || timeoutMS == 0 && *out.ExitCode != 0 {
+		t.Fatalf("starting the escapes: %s", textOf(res))
+	}
+	var pids []int
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		pid, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", f, err, err2)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// assertEnded waits, bounded, for every pid to end, and fails for the survivors.
+func assertEnded(t *testing.T, pids []int, after string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for processRunning(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling the process table, bounded
+		}
+		if processRunning(pid) {
+			t.Errorf("process %d survived %s", pid, after)
+		}
+	}
+}
+
+// TestNoEscapes: nothing a session started outlives its session, a timeout or the
+// server, whether commands are tracked through cgroups or through /proc.
+func TestNoEscapes(t *testing.T) {
+	// Not parallel: it switches how commands are tracked for the whole process.
+	modes := []string{"proc"}
+	if shell.CgroupsAvailable() {
+		modes = append(modes, "cgroup")
+	} else {
+		t.Log("cgroups are not available here: only tracking through /proc is tested")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			shell.UseCgroups(mode == "cgroup")
+			defer shell.UseCgroups(true)
+			routes := []struct {
+				name    string
+				timeout int
+				end     func(cs *mcp.ClientSession, srv *server.Server)
+			}{
+				{"session end", 0, func(cs *mcp.ClientSession, _ *server.Server) { _ = cs.Close() }},
+				{"timeout", 1500, func(*mcp.ClientSession, *server.Server) {}},
+				{"server shutdown", 0, func(_ *mcp.ClientSession, srv *server.Server) { srv.Close() }},
+			}
+			for _, r := range routes {
+				t.Run(r.name, func(t *testing.T) {
+					cfg := testConfig(t)
+					cfg.KillGrace = 200 * time.Millisecond
+					cs, srv := connect(t, cfg, nil)
+					pids := startEscapes(t, cs, cfg.Workdir, r.timeout)
+					r.end(cs, srv)
+					assertEnded(t, pids, r.name)
+					respawn := filepath.Join(cfg.Workdir, "respawn.sh")
+					for deadline := time.Now().Add(5 * time.Second); len(runningWith(respawn)) > 0 && time.Now().Before(deadline); {
+						time.Sleep(10 * time.Millisecond) // polling the process table, bounded
+					}
+					if left := runningWith(respawn); len(left) > 0 {
+						t.Errorf("processes %v, each started by the last on SIGTERM, survived %s", left, r.name)
+					}
+				})
+			}
+		})
+	}
+}
