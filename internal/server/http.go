@@ -334,12 +334,14 @@ type httpSession struct {
 	called   bool // a tool call has finished: the client is past its handshake
 }
 
-// Eviction timing. A session that has not made a tool call yet is spared for freshGrace
-// after its last request, so that a client that has just opened it gets to use it; a new
-// session waits up to openWait for a session to become free to close.
+// Eviction timing. A session is spared for idleGrace after its last request, so that its
+// client reads the reply before the session goes, and for freshGrace if it has not made a
+// tool call yet, so that a client that has just opened it gets to use it. A new session
+// waits up to openWait for one to become free to close.
 const (
+	idleGrace  = time.Second
 	freshGrace = 10 * time.Second
-	openWait   = 10 * time.Second
+	openWait   = 30 * time.Second
 )
 
 // reserveSession holds a slot for a session being opened, closing the least recently used
@@ -405,35 +407,43 @@ func (s *Server) forgetEndedLocked() {
 }
 
 // pickVictimLocked returns the least recently used session with no request in flight, no
-// background task running, and past its first tool call or its grace; else nil, and how
-// soon to look again. s.mu must be held.
+// background task running, and idle past its grace; else nil, and how soon to look again.
+// s.mu must be held.
 func (s *Server) pickVictimLocked(now time.Time) (*mcp.ServerSession, time.Duration) {
-	states := make(map[string]*mcp.ServerSession, len(s.sessions))
-	for ss := range s.sessions {
-		states[ss.ID()] = ss
+	type candidate struct {
+		id       string
+		lastUsed time.Time
 	}
-	var (
-		victim *mcp.ServerSession
-		oldest time.Time
-		retry  = time.Second // background tasks end without telling anyone
-	)
+	var idle []candidate
+	retry := time.Second // background tasks end without telling anyone
 	for id, hs := range s.httpSessions {
 		if hs.inflight > 0 {
 			continue
 		}
-		if idle := now.Sub(hs.lastUsed); !hs.called && idle < s.freshGrace {
-			retry = min(retry, s.freshGrace-idle)
+		grace := s.idleGrace
+		if !hs.called {
+			grace = s.freshGrace
+		}
+		if d := now.Sub(hs.lastUsed); d < grace {
+			retry = min(retry, grace-d)
 			continue
 		}
-		ss := states[id]
-		if ss == nil || runningTasks(s.sessions[ss]) {
-			continue
-		}
-		if victim == nil || hs.lastUsed.Before(oldest) {
-			victim, oldest = ss, hs.lastUsed
+		idle = append(idle, candidate{id, hs.lastUsed})
+	}
+	if len(idle) == 0 {
+		return nil, retry
+	}
+	slices.SortFunc(idle, func(a, b candidate) int { return a.lastUsed.Compare(b.lastUsed) })
+	byID := make(map[string]*mcp.ServerSession, len(s.sessions))
+	for ss := range s.sessions {
+		byID[ss.ID()] = ss
+	}
+	for _, c := range idle {
+		if ss := byID[c.id]; ss != nil && !runningTasks(s.sessions[ss]) {
+			return ss, 0
 		}
 	}
-	return victim, retry
+	return nil, retry
 }
 
 // useSession records a request on the session id, until the returned function is called.

@@ -272,7 +272,7 @@ func TestSessionLimit(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MaxSessions = 2
-	_, ts := startWith(t, cfg, func(s *Server) { s.openWait = 200 * time.Millisecond })
+	_, ts := startWith(t, cfg, func(s *Server) { s.openWait, s.idleGrace = time.Second, 50 * time.Millisecond })
 	call := func(cs *mcp.ClientSession, command string) error {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
 		if err == nil && res.IsError {
@@ -476,5 +476,66 @@ func TestDeleteEndsRunningCommands(t *testing.T) {
 	cs.Close()
 	if syscall.Kill(pid, 0) == nil {
 		t.Errorf("the command (pid %d) survived its session", pid)
+	}
+}
+
+// TestManyClientsNeverDelete: 200 clients that each open a session, call a tool and never
+// close it are all served by a server that keeps at most 64 sessions.
+func TestManyClientsNeverDelete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 sessions")
+	}
+	cfg := testConfig(t)
+	cfg.MaxSessions = 64
+	srv, ts := start(t, cfg)
+	file := filepath.Join(cfg.Workdir, "small.txt")
+	if err := os.WriteFile(file, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []string
+		open   []*mcp.ClientSession
+	)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range 200 {
+		wg.Go(func() {
+			cs, err := dialAt(t, ts.URL, "", sessionful)
+			if err == nil {
+				var res *mcp.CallToolResult
+				res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": file}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool error: %s", text(res))
+				}
+				mu.Lock()
+				open = append(open, cs)
+				mu.Unlock()
+			}
+			if err != nil {
+				mu.Lock()
+				failed = append(failed, fmt.Sprintf("client %d: %v", i, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	srv.mu.Lock()
+	live := len(srv.httpSessions)
+	srv.mu.Unlock()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("heap in use: %d KiB before, %d KiB after 200 clients; %d sessions live", before.HeapInuse>>10, after.HeapInuse>>10, live)
+	if len(failed) > 0 {
+		t.Errorf("%d of 200 clients failed, first: %s", len(failed), failed[0])
+	}
+	if live > cfg.MaxSessions {
+		t.Errorf("%d sessions live, limit %d", live, cfg.MaxSessions)
+	}
+	for _, cs := range open {
+		cs.Close()
 	}
 }

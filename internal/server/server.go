@@ -45,7 +45,7 @@ type Server struct {
 	done       bool
 	waiters    sync.WaitGroup
 
-	openWait, freshGrace time.Duration // see limitSessions; tests shorten them
+	openWait, idleGrace, freshGrace time.Duration // see limitSessions; tests shorten them
 
 	postMu sync.Mutex
 	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
@@ -81,6 +81,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		bound:        make(map[*mcp.ServerSession]*binding),
 		posts:        make(map[string]*httpPost),
 		openWait:     openWait,
+		idleGrace:    idleGrace,
 		freshGrace:   freshGrace,
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
