@@ -272,7 +272,7 @@ func TestSessionLimit(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MaxSessions = 2
-	_, ts := startWith(t, cfg, func(s *Server) { s.openWait, s.idleGrace = time.Second, 50 * time.Millisecond })
+	_, ts := startWith(t, cfg, func(s *Server) { s.openWait, s.idleGrace = time.Second, 50*time.Millisecond })
 	call := func(cs *mcp.ClientSession, command string) error {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
 		if err == nil && res.IsError {
