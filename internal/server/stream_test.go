@@ -241,3 +241,24 @@ func waitPid(t *testing.T, path string) int {
 		}
 	}
 }
+
+// TestStreamWriterLateError: a protocol error that asks for its own status after the stream
+// has started reaches the client as an event, not as bytes outside the event framing.
+func TestStreamWriterLateError(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	w := newStreamWriter(rec, 0)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.start()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`))
+	w.finish()
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" {
+		t.Errorf("status %d, type %q; want the started 200 event stream", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	want := ": running\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"bad\"}}\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Errorf("body = %q, want %q", got, want)
+	}
+}

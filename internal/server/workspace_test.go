@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -167,5 +168,33 @@ func TestWorkspaceLimit(t *testing.T) {
 	}
 	if got := bashText(t, dialWorkspace(t, ts.URL, "", "one"), "pwd"); strings.HasSuffix(strings.TrimSpace(got), "/one") {
 		t.Errorf("the least recently used workspace was kept: %q", got)
+	}
+}
+
+// TestIdleWorkspaceReaped: a workspace left idle is closed and its background processes die.
+func TestIdleWorkspaceReaped(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.SessionIdleTimeout = 300 * time.Millisecond
+	srv, ts := start(t, cfg)
+	cs := dialWorkspace(t, ts.URL, "", "")
+	pidFile := filepath.Join(cfg.Workdir, "pid")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "echo $$ > " + pidFile + "; exec sleep 300", "run_in_background": true,
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %s", err, text(res))
+	}
+	pid := waitPid(t, pidFile)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		srv.mu.Lock()
+		n := len(srv.workspaces)
+		srv.mu.Unlock()
+		if n == 0 && !processAlive(pid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("idle workspace not reaped (%d open, process %d alive: %v)", n, pid, processAlive(pid))
+		}
 	}
 }
