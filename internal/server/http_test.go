@@ -487,7 +487,9 @@ func TestManyClientsNeverDelete(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.MaxSessions = 64
-	srv, ts := start(t, cfg)
+	// A loaded machine (race detector, parallel tests) serves the queue slowly: let new
+	// clients wait longer than they would in production.
+	srv, ts := startWith(t, cfg, func(s *Server) { s.openWait = 2 * time.Minute })
 	file := filepath.Join(cfg.Workdir, "small.txt")
 	if err := os.WriteFile(file, []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
