@@ -84,13 +84,13 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		stop := context.AfterFunc(p.ctx, func() {
-			var sid string
-			if call.Session != nil {
-				if st, err := s.session(call.Session); err == nil {
-					sid = st.ID
-				}
+		var sid string
+		if call.Session != nil {
+			if st, err := s.session(call.Session); err == nil {
+				sid = st.ID
 			}
+		}
+		stop := context.AfterFunc(p.ctx, func() {
 			s.log.Info("client went away during a tool call; stopping it", "session", sid, "tool", call.Params.Name)
 			cancel()
 		})
