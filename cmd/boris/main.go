@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return fmt.Errorf("listening on %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
 	log.Info("serving http", "url", "http://"+ln.Addr().String()+"/mcp", "version", cfg.Version,
-		"workdir", cfg.Workdir, "auth", cfg.Token != "")
+		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless)
 	return srv.Serve(ctx, ln)
 }
 

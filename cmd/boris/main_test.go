@@ -245,6 +245,46 @@ func TestHTTPRoundTrip(t *testing.T) {
 	}
 }
 
+// TestHTTPBothProtocols: the binary serves a sessionful (2025-11-25) and a stateless
+// (2026-07-28) client on one endpoint, and a silent call longer than the client's wait for
+// response headers completes, because the response starts at once.
+func TestHTTPBothProtocols(t *testing.T) {
+	t.Parallel()
+	base, _, _ := httpServer(t, "--token", "e2e-token", "--workdir", t.TempDir())
+	tr := &http.Transport{ResponseHeaderTimeout: time.Second}
+	defer tr.CloseIdleConnections()
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		hc := &http.Client{Transport: impatient{"e2e-token", tr}}
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%s: %v", version, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != version {
+			t.Errorf("negotiated %s, want %s", got, version)
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 2; echo slept"}})
+		if err != nil || res.IsError {
+			t.Errorf("%s: a 2 s call through a 1 s header timeout: %v %v", version, err, res)
+		}
+		cs.Close()
+	}
+}
+
+// impatient sends the token over a transport that gives up on a response whose headers
+// have not arrived within a second.
+type impatient struct {
+	token string
+	tr    *http.Transport
+}
+
+func (c impatient) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+c.token)
+	return c.tr.RoundTrip(r)
+}
+
 func TestGeneratedTokenPrintedOnce(t *testing.T) {
 	t.Parallel()
 	base, cmd, stderr := httpServer(t, "--generate-token", "--workdir", t.TempDir())

@@ -45,6 +45,8 @@ type Config struct {
 	MaxRequestBytes     int64
 	MaxSessions         int
 	SessionIdleTimeout  time.Duration
+	Stateless           bool          // serve only stateless HTTP requests (no Mcp-Session-Id)
+	StreamKeepAlive     time.Duration // interval of SSE comments that keep a running call's stream alive
 	MaxBackgroundTasks  int
 	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
 
@@ -84,6 +86,10 @@ const (
 	DefaultMaxSpillTotal = 1 << 30
 )
 
+// DefaultStreamKeepAlive is how often a tool call's HTTP response stream carries a
+// comment while the call runs, well inside the idle limits of clients and proxies.
+const DefaultStreamKeepAlive = 15 * time.Second
+
 // ErrExit reports that the command line asked for something that ends the program
 // successfully without serving, such as --help or --version.
 var ErrExit = errors.New("exit")
@@ -109,8 +115,9 @@ type cli struct {
 	AllowOrigin     []string         `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
 	InsecureNoAuth  bool             `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
 	MaxRequestSize  string           `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
-	MaxSessions     int              `help:"Most live MCP sessions over HTTP." default:"64" envvar:"BORIS_MAX_SESSIONS"`
-	SessionIdle     int              `name:"session-idle-timeout" help:"Seconds before an idle HTTP session is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	MaxSessions     int              `help:"Most live MCP sessions over HTTP, and most stateless workspaces." default:"64" envvar:"BORIS_MAX_SESSIONS"`
+	SessionIdle     int              `name:"session-idle-timeout" help:"Seconds before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	Stateless       bool             `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int              `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
 	BackgroundLimit int              `name:"background-task-timeout" help:"Seconds a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	LogLevel        string           `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
@@ -162,6 +169,8 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		AllowOrigins:          nonEmpty(c.AllowOrigin),
 		InsecureNoAuth:        c.InsecureNoAuth,
 		MaxSessions:           c.MaxSessions,
+		Stateless:             c.Stateless,
+		StreamKeepAlive:       DefaultStreamKeepAlive,
 		MaxBackgroundTasks:    c.MaxTasks,
 		LogFormat:             c.LogFormat,
 		Shell:                 detectShell(),

@@ -23,7 +23,8 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Transport != "http" || cfg.Host != "127.0.0.1" || cfg.Port != 8080 || cfg.Timeout != 120*time.Second ||
-		cfg.MaxFileSize != 10_000_000 || !cfg.RequireViewBeforeEdit || cfg.Token != "" || cfg.Version != "v1" {
+		cfg.MaxFileSize != 10_000_000 || !cfg.RequireViewBeforeEdit || cfg.Token != "" || cfg.Version != "v1" ||
+		cfg.Stateless || cfg.StreamKeepAlive != DefaultStreamKeepAlive || cfg.MaxSessions != 64 {
 		t.Errorf("Parse(nil) = %+v, want the documented defaults", cfg)
 	}
 	if cfg.Shell != "/bin/bash" && cfg.Shell != "/bin/sh" {
@@ -69,6 +70,10 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff("stdio", c.Transport) }},
 		{"no view requirement", []string{"--no-require-view-before-edit"}, nil,
 			func(c Config) string { return cmp.Diff(false, c.RequireViewBeforeEdit) }},
+		{"stateless flag", []string{"--stateless"}, nil,
+			func(c Config) string { return cmp.Diff(true, c.Stateless) }},
+		{"stateless env", nil, map[string]string{"BORIS_STATELESS": "true"},
+			func(c Config) string { return cmp.Diff(true, c.Stateless) }},
 		{"bool env", nil, map[string]string{"BORIS_NO_BASH": "true", "BORIS_ANTHROPIC_COMPAT": "1"},
 			func(c Config) string { return cmp.Diff([2]bool{true, true}, [2]bool{c.NoBash, c.AnthropicCompat}) }},
 	}

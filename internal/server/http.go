@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
 )
 
 // shutdownGrace bounds how long a graceful HTTP shutdown waits for open requests after every
@@ -22,9 +26,21 @@ const shutdownGrace = 3 * time.Second
 
 // Handler returns the HTTP face of the server: the MCP endpoint at /mcp and a liveness
 // probe at /health.
+//
+// /mcp serves both protocol models. Sessionful requests (initialize, then Mcp-Session-Id;
+// revisions up to 2025-11-25) each get their own state, closed with the session. Stateless
+// requests (2026-07-28: no session, the protocol version in every request) share a
+// workspace keyed by their credential and [WorkspaceHeader]. With --stateless, every
+// request is served statelessly.
 func (s *Server) Handler() http.Handler {
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      s.cfg.SessionIdleTimeout,
+		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
+		Logger:              sdkLogger(s.cfg, s.log),
+	})
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
 		Logger:              sdkLogger(s.cfg, s.log),
 	})
@@ -38,9 +54,10 @@ func (s *Server) Handler() http.Handler {
 		httpError(w, http.StatusForbidden, "cross-origin request refused: add the origin with --allow-origin if this browser client is trusted")
 	}))
 
-	var mcpHandler http.Handler = streamable
-	mcpHandler = s.killOnDelete(mcpHandler)
-	mcpHandler = s.limitSessions(mcpHandler)
+	var sessionful http.Handler = s.streaming(stateful, false)
+	sessionful = s.killOnDelete(sessionful)
+	sessionful = s.limitSessions(sessionful)
+	mcpHandler := s.route(sessionful, s.streaming(stateless, true))
 	mcpHandler = s.checkOrigin(mcpHandler, cop.Handler(mcpHandler))
 	mcpHandler = s.authenticate(mcpHandler)
 	mcpHandler = s.cors(mcpHandler)
@@ -49,6 +66,87 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("GET /health", s.health)
 	return s.checkHost(mux)
+}
+
+// statelessVersion is the first protocol revision without sessions.
+const statelessVersion = "2026-07-28"
+
+// route sends each request to the sessionful or the stateless handler.
+func (s *Server) route(sessionful, stateless http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Stateless || s.isStateless(r) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessionful.ServeHTTP(w, r)
+	})
+}
+
+// isStateless reports whether r is a stateless request: a POST without a session that
+// names a stateless protocol revision, in its header or in its body's _meta, or asks for
+// server/discover (which lists every revision served, the stateless one included).
+func (s *Server) isStateless(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= statelessVersion
+	}
+	// Peek at the body, then hand it on whole.
+	buf, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxRequestBytes+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+	if err != nil || int64(len(buf)) > s.cfg.MaxRequestBytes {
+		return false // the sessionful handler answers the error
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(buf, &msg) != nil {
+		return false
+	}
+	v, _ := msg.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	return msg.Method == "server/discover" || v != ""
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// streaming registers each POST for the MCP middleware (see [Server.httpCalls]), so that a
+// tool call can start its response at once and keep it alive, and stops the call if the
+// client goes away. Stateless POSTs are given their workspace.
+func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(callHeader)
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive())}
+		if stateless {
+			key, err := workspaceKey(r)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			p.workspace = key
+		}
+		forget := s.registerPost(r, p)
+		defer forget()
+		defer p.w.finish()
+		next.ServeHTTP(p.w, r)
+	})
+}
+
+func (s *Server) keepAlive() time.Duration {
+	if s.cfg.StreamKeepAlive > 0 {
+		return s.cfg.StreamKeepAlive
+	}
+	return config.DefaultStreamKeepAlive
 }
 
 // Serve serves HTTP on ln until ctx is done, then kills every session's processes and
@@ -178,7 +276,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			}
 			h := w.Header()
 			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, "+WorkspaceHeader)
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -199,22 +297,27 @@ func (s *Server) killOnDelete(next http.Handler) http.Handler {
 	})
 }
 
-// limitSessions refuses to open a session past --max-sessions. It counts the sessions it
-// saw open, forgetting one as soon as its DELETE succeeds, so a client that closes a session
-// can open another at once.
+// limitSessions keeps sessionful HTTP sessions within --max-sessions. Clients rarely close
+// their sessions (HTTP DELETE), so when the table is full, opening a session closes the
+// least recently used one that has nothing running; only when every session is busy does
+// it wait a little for one to free up, then refuse.
 func (s *Server) limitSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
 		switch {
 		case r.Method == http.MethodPost && id == "":
-			if !s.reserveSession() {
+			if !s.reserveSession(r.Context()) {
 				w.Header().Set("Retry-After", "5")
-				httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live): close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
+				httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live), each with a call or background task running: retry later, close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
 				return
 			}
 			sw := &sessionWriter{ResponseWriter: w, confirm: s.confirmSession}
 			next.ServeHTTP(sw, r)
 			sw.settle()
+		case r.Method == http.MethodPost:
+			done := s.useSession(id)
+			defer done()
+			next.ServeHTTP(w, r)
 		case r.Method == http.MethodDelete && id != "":
 			next.ServeHTTP(w, r)
 			s.forgetSession(id)
@@ -224,27 +327,153 @@ func (s *Server) limitSessions(next http.Handler) http.Handler {
 	})
 }
 
-// reserveSession holds a slot for a session being opened.
-func (s *Server) reserveSession() bool {
+// httpSession is what the server tracks of a sessionful HTTP session for --max-sessions.
+type httpSession struct {
+	lastUsed time.Time
+	inflight int  // POSTs being served
+	called   bool // a tool call has finished: the client is past its handshake
+}
+
+// Eviction timing. A session is spared for idleGrace after its last request, so that its
+// client reads the reply before the session goes, and for freshGrace if it has not made a
+// tool call yet, so that a client that has just opened it gets to use it. A new session
+// waits up to openWait for one to become free to close.
+const (
+	idleGrace  = time.Second
+	freshGrace = 10 * time.Second
+	openWait   = 30 * time.Second
+)
+
+// reserveSession holds a slot for a session being opened, closing the least recently used
+// idle session if the table is full.
+func (s *Server) reserveSession(ctx context.Context) bool {
+	deadline := time.Now().Add(s.openWait)
+	for {
+		s.mu.Lock()
+		if s.done {
+			s.mu.Unlock()
+			return false
+		}
+		if len(s.httpSessions)+s.opening >= s.cfg.MaxSessions {
+			s.forgetEndedLocked()
+		}
+		if len(s.httpSessions)+s.opening < s.cfg.MaxSessions {
+			s.opening++
+			s.mu.Unlock()
+			return true
+		}
+		victim, retry := s.pickVictimLocked(time.Now())
+		if victim != nil {
+			delete(s.httpSessions, victim.ID())
+			s.opening++
+			s.mu.Unlock()
+			s.log.Info("closing the least recently used idle session to make room", "session", victim.ID())
+			go func() { _ = victim.Close() }() // the session's waiter frees its state
+			return true
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false
+		}
+		if retry > 0 && retry < wait {
+			wait = retry
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		t.Stop()
+	}
+}
+
+// forgetEndedLocked forgets sessions that ended without a DELETE (idle timeout, failed
+// initialize). s.mu must be held.
+func (s *Server) forgetEndedLocked() {
+	live := map[string]bool{}
+	for ss := range s.mcp.Sessions() {
+		live[ss.ID()] = true
+	}
+	for id := range s.httpSessions {
+		if !live[id] {
+			delete(s.httpSessions, id)
+		}
+	}
+}
+
+// pickVictimLocked returns the least recently used session with no request in flight, no
+// background task running, and idle past its grace; else nil, and how soon to look again.
+// s.mu must be held.
+func (s *Server) pickVictimLocked(now time.Time) (*mcp.ServerSession, time.Duration) {
+	type candidate struct {
+		id       string
+		lastUsed time.Time
+	}
+	var idle []candidate
+	retry := time.Second // background tasks end without telling anyone
+	for id, hs := range s.httpSessions {
+		if hs.inflight > 0 {
+			continue
+		}
+		grace := s.idleGrace
+		if !hs.called {
+			grace = s.freshGrace
+		}
+		if d := now.Sub(hs.lastUsed); d < grace {
+			retry = min(retry, grace-d)
+			continue
+		}
+		idle = append(idle, candidate{id, hs.lastUsed})
+	}
+	if len(idle) == 0 {
+		return nil, retry
+	}
+	slices.SortFunc(idle, func(a, b candidate) int { return a.lastUsed.Compare(b.lastUsed) })
+	byID := make(map[string]*mcp.ServerSession, len(s.sessions))
+	for ss := range s.sessions {
+		byID[ss.ID()] = ss
+	}
+	for _, c := range idle {
+		if ss := byID[c.id]; ss != nil && !runningTasks(s.sessions[ss]) {
+			return ss, 0
+		}
+	}
+	return nil, retry
+}
+
+// useSession records a request on the session id, until the returned function is called.
+func (s *Server) useSession(id string) (done func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.httpSessions)+s.opening >= s.cfg.MaxSessions {
-		// Forget sessions that ended without a DELETE (idle timeout, failed initialize).
-		live := map[string]bool{}
-		for ss := range s.mcp.Sessions() {
-			live[ss.ID()] = true
-		}
-		for id := range s.httpSessions {
-			if !live[id] {
-				delete(s.httpSessions, id)
-			}
+	hs := s.httpSessions[id]
+	if hs == nil {
+		return func() {}
+	}
+	hs.inflight++
+	hs.lastUsed = time.Now()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		hs.inflight--
+		hs.lastUsed = time.Now()
+		if hs.inflight == 0 {
+			s.changedLocked()
 		}
 	}
-	if len(s.httpSessions)+s.opening >= s.cfg.MaxSessions {
-		return false
+}
+
+// markCalled records that a tool call on the session id has finished.
+func (s *Server) markCalled(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hs := s.httpSessions[id]; hs != nil {
+		hs.called = true
 	}
-	s.opening++
-	return true
 }
 
 // sessionWriter settles a session reservation when the response starts, before the client
@@ -288,13 +517,16 @@ func (s *Server) confirmSession(id string) {
 	defer s.mu.Unlock()
 	s.opening--
 	if id != "" {
-		s.httpSessions[id] = true
+		s.httpSessions[id] = &httpSession{lastUsed: time.Now()}
+	} else {
+		s.changedLocked()
 	}
 }
 
 func (s *Server) forgetSession(id string) {
 	s.mu.Lock()
 	delete(s.httpSessions, id)
+	s.changedLocked()
 	s.mu.Unlock()
 }
 

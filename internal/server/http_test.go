@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,9 +45,18 @@ func newConfig(t testing.TB) config.Config {
 
 func start(t testing.TB, cfg config.Config) (*Server, *httptest.Server) {
 	t.Helper()
+	return startWith(t, cfg, nil)
+}
+
+// startWith is start with a chance to adjust the server before it serves.
+func startWith(t testing.TB, cfg config.Config, adjust func(*Server)) (*Server, *httptest.Server) {
+	t.Helper()
 	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), []string{"PATH=/usr/bin:/bin"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if adjust != nil {
+		adjust(srv)
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
@@ -67,14 +78,25 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// sessionful is the newest protocol revision with sessions.
+const sessionful = "2025-11-25"
+
+// dial opens a sessionful client session.
 func dial(t *testing.T, url, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	return dialAt(t, url, token, sessionful)
+}
+
+// dialAt connects a client speaking the given protocol revision.
+func dialAt(t testing.TB, url, token, version string) (*mcp.ClientSession, error) {
 	t.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if token != "" {
 		hc.Transport = bearer{token, http.DefaultTransport}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -244,32 +266,77 @@ func TestRequestLimits(t *testing.T) {
 	}
 }
 
+// TestSessionLimit: a full session table closes the least recently used idle session to
+// admit a new client, and refuses only while every session is busy.
 func TestSessionLimit(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MaxSessions = 2
-	_, ts := start(t, cfg)
+	_, ts := startWith(t, cfg, func(s *Server) { s.openWait, s.idleGrace = time.Second, 50*time.Millisecond })
+	call := func(cs *mcp.ClientSession, command string) error {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %v", res.Content)
+		}
+		return err
+	}
 	var open []*mcp.ClientSession
-	for range 2 {
+	for range 3 {
 		cs, err := dial(t, ts.URL, "")
 		if err != nil {
+			t.Fatalf("opening a session past the limit with idle sessions: %v", err)
+		}
+		defer cs.Close()
+		if err := call(cs, "true"); err != nil {
 			t.Fatal(err)
 		}
 		open = append(open, cs)
 	}
+	if err := call(open[0], "true"); err == nil {
+		t.Error("the least recently used session still works after a third one opened")
+	}
+	if err := call(open[2], "true"); err != nil {
+		t.Errorf("the newest session: %v", err)
+	}
+
+	// Both live sessions busy: a new one is refused.
+	release := filepath.Join(cfg.Workdir, "release")
+	var wg sync.WaitGroup
+	for i, cs := range open[1:] {
+		wg.Go(func() {
+			_ = call(cs, fmt.Sprintf("touch started%d; while [ ! -e %s ]; do sleep 0.05; done", i, release))
+		})
+	}
+	for i := range 2 {
+		waitFile(t, filepath.Join(cfg.Workdir, fmt.Sprintf("started%d", i)))
+	}
 	resp := post(t, ts.URL+"/mcp", initBody, nil)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "--max-sessions") {
-		t.Fatalf("third session = %d %s, want 503 naming --max-sessions", resp.StatusCode, body)
+		t.Errorf("new session while every session is busy = %d %s, want 503 naming --max-sessions", resp.StatusCode, body)
 	}
-	open[0].Close()
-	// The slot frees once the server has seen the DELETE; the client's Close waits for it.
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
 	if cs, err := dial(t, ts.URL, ""); err != nil {
-		t.Errorf("after closing a session, a new one fails: %v", err)
+		t.Errorf("after the calls finished, a new session fails: %v", err)
 	} else {
 		cs.Close()
 	}
-	open[1].Close()
+}
+
+// waitFile waits, bounded, for a file a command creates.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+	}
 }
 
 // TestSessionCyclesFreeEverything opens and closes many sessions and checks that neither
@@ -405,5 +472,68 @@ func TestDeleteEndsRunningCommands(t *testing.T) {
 	cs.Close()
 	if syscall.Kill(pid, 0) == nil {
 		t.Errorf("the command (pid %d) survived its session", pid)
+	}
+}
+
+// TestManyClientsNeverDelete: 200 clients that each open a session, call a tool and never
+// close it are all served by a server that keeps at most 64 sessions.
+func TestManyClientsNeverDelete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 sessions")
+	}
+	cfg := testConfig(t)
+	cfg.MaxSessions = 64
+	// A loaded machine (race detector, parallel tests) serves the queue slowly: let new
+	// clients wait longer than they would in production.
+	srv, ts := startWith(t, cfg, func(s *Server) { s.openWait = 2 * time.Minute })
+	file := filepath.Join(cfg.Workdir, "small.txt")
+	if err := os.WriteFile(file, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []string
+		open   []*mcp.ClientSession
+	)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range 200 {
+		wg.Go(func() {
+			cs, err := dialAt(t, ts.URL, "", sessionful)
+			if err == nil {
+				var res *mcp.CallToolResult
+				res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": file}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool error: %s", text(res))
+				}
+				mu.Lock()
+				open = append(open, cs)
+				mu.Unlock()
+			}
+			if err != nil {
+				mu.Lock()
+				failed = append(failed, fmt.Sprintf("client %d: %v", i, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	srv.mu.Lock()
+	live := len(srv.httpSessions)
+	srv.mu.Unlock()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("heap in use: %d KiB before, %d KiB after 200 clients; %d sessions live", before.HeapInuse>>10, after.HeapInuse>>10, live)
+	if len(failed) > 0 {
+		t.Errorf("%d of 200 clients failed, first: %s", len(failed), failed[0])
+	}
+	if live > cfg.MaxSessions {
+		t.Errorf("%d sessions live, limit %d", live, cfg.MaxSessions)
+	}
+	for _, cs := range open {
+		cs.Close()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,11 +33,22 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session.Session
-	// httpSessions and opening count HTTP sessions for --max-sessions.
-	httpSessions map[string]bool
+	// httpSessions and opening count HTTP sessions for --max-sessions; changed is closed
+	// and replaced whenever one may have become free to evict.
+	httpSessions map[string]*httpSession
 	opening      int
-	done         bool
-	waiters      sync.WaitGroup
+	changed      chan struct{}
+	// workspaces hold the state of stateless requests; bound maps each such request's
+	// protocol session to its workspace while it runs.
+	workspaces map[string]*workspace
+	bound      map[*mcp.ServerSession]*binding
+	done       bool
+	waiters    sync.WaitGroup
+
+	openWait, idleGrace, freshGrace time.Duration // see limitSessions; tests shorten them
+
+	postMu sync.Mutex
+	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -63,28 +75,41 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session.Session),
 
-		httpSessions: make(map[string]bool),
+		httpSessions: make(map[string]*httpSession),
+		changed:      make(chan struct{}),
+		workspaces:   make(map[string]*workspace),
+		bound:        make(map[*mcp.ServerSession]*binding),
+		posts:        make(map[string]*httpPost),
+		openWait:     openWait,
+		idleGrace:    idleGrace,
+		freshGrace:   freshGrace,
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: tools.Instructions(cfg, scope),
 		Logger:       sdkLogger(cfg, log),
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
+			if req.Session.ID() != "" {
+				_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
+			}
 		},
 	})
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
 	s.mcp.AddReceivingMiddleware(s.audit)
+	s.mcp.AddReceivingMiddleware(s.httpCalls) // outermost: binds a workspace before audit looks
 	return s, nil
 }
 
 // MCP returns the underlying MCP server, for in-process transports.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// session returns the state for ss, creating it on first use. The state is closed, and its
-// processes killed, when ss ends.
+// session returns the state for ss: the workspace a stateless request is bound to, or the
+// session's own, created on first use, closed (its processes killed) when ss ends.
 func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if b, ok := s.bound[ss]; ok {
+		return b.ws.st, nil
+	}
 	if st, ok := s.sessions[ss]; ok {
 		return st, nil
 	}
@@ -95,19 +120,14 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 	if id == "" {
 		id = randomID()
 	}
-	st := session.New(session.Options{
-		ID:      id,
-		Workdir: s.cfg.Workdir,
-		Scope:   s.scope,
-		Env:     s.env,
-		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit, Grace: s.cfg.KillGrace, Drain: s.cfg.OutputDrain},
-	})
+	st := s.newState(id)
 	s.sessions[ss] = st
 	s.waiters.Go(func() {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		delete(s.httpSessions, ss.ID())
+		s.changedLocked()
 		s.mu.Unlock()
 		if err := st.Close(); err != nil {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
@@ -116,6 +136,23 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 	})
 	s.log.Debug("session opened", "session", id)
 	return st, nil
+}
+
+// newState returns fresh client state with the given id.
+func (s *Server) newState(id string) *session.Session {
+	return session.New(session.Options{
+		ID:      id,
+		Workdir: s.cfg.Workdir,
+		Scope:   s.scope,
+		Env:     s.env,
+		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit, Grace: s.cfg.KillGrace, Drain: s.cfg.OutputDrain},
+	})
+}
+
+// changedLocked wakes whoever waits for a session to become free. s.mu must be held.
+func (s *Server) changedLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // Close ends every client session, killing their processes, and waits until they are
@@ -151,12 +188,18 @@ func (s *Server) closeState(id string) {
 	}
 }
 
-// closeStates closes every session's state, killing its processes.
+// closeStates closes every session's and workspace's state, killing its processes.
 func (s *Server) closeStates() {
 	s.mu.Lock()
-	states := make([]*session.Session, 0, len(s.sessions))
+	states := make([]*session.Session, 0, len(s.sessions)+len(s.workspaces))
 	for _, st := range s.sessions {
 		states = append(states, st)
+	}
+	for _, ws := range s.workspaces {
+		if ws.timer != nil {
+			ws.timer.Stop()
+		}
+		states = append(states, ws.st)
 	}
 	s.mu.Unlock()
 	for _, st := range states {

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// named adds a workspace name to every request a client makes.
+type named struct {
+	name string
+	next http.RoundTripper
+}
+
+func (n named) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(WorkspaceHeader, n.name)
+	return n.next.RoundTrip(r)
+}
+
+func dialWorkspace(t *testing.T, url, token, name string) *mcp.ClientSession {
+	t.Helper()
+	var rt http.RoundTripper = http.DefaultTransport
+	if token != "" {
+		rt = bearer{token, rt}
+	}
+	if name != "" {
+		rt = named{name, rt}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: stateless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != stateless {
+		t.Fatalf("negotiated %s, want %s", got, stateless)
+	}
+	return cs
+}
+
+// TestBothProtocolsOneServer: one server serves a sessionful and a stateless client; the
+// stateless requests share a workspace whose cwd, environment and background tasks persist
+// across requests, apart from the sessionful client's own state.
+func TestBothProtocolsOneServer(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.Token = "tok-both"
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(cfg.Workdir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, ts := start(t, cfg)
+	old, err := dialAt(t, ts.URL, cfg.Token, sessionful)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if old.ID() == "" || old.InitializeResult().ProtocolVersion != sessionful {
+		t.Fatalf("sessionful client: session %q, version %s", old.ID(), old.InitializeResult().ProtocolVersion)
+	}
+	first := dialWorkspace(t, ts.URL, cfg.Token, "")
+	if first.ID() != "" {
+		t.Errorf("stateless client got a session id %q", first.ID())
+	}
+
+	bashText(t, old, "cd a && export WHO=old")
+	bashText(t, first, "cd b && export WHO=new")
+	res, err := first.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 30", "run_in_background": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %s", err, text(res))
+	}
+	id := taskID(text(res))
+
+	// Another stateless client with the same credential: the same workspace.
+	second := dialWorkspace(t, ts.URL, cfg.Token, "")
+	if got := bashText(t, second, `echo "$(basename "$PWD") $WHO"`); !strings.Contains(got, "b new") {
+		t.Errorf("stateless workspace lost its state across requests: %q", got)
+	}
+	res, err = second.CallTool(t.Context(), &mcp.CallToolParams{Name: "task_list", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(text(res), id) {
+		t.Errorf("task %q not listed in a later stateless request: %v %s", id, err, text(res))
+	}
+	if got := bashText(t, old, `echo "$(basename "$PWD") $WHO"`); !strings.Contains(got, "a old") {
+		t.Errorf("sessionful state mixed with the workspace: %q", got)
+	}
+
+	// A named workspace is separate.
+	other := dialWorkspace(t, ts.URL, cfg.Token, "other")
+	if got := bashText(t, other, `echo "$(basename "$PWD") $WHO"`); strings.Contains(got, "b new") {
+		t.Errorf("named workspace shares the default one's state: %q", got)
+	}
+}
+
+// taskID picks the background task id from a bash result.
+func taskID(out string) string {
+	m := regexp.MustCompile(`task_id: (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		return "(no task id in " + out + ")"
+	}
+	return m[1]
+}
+
+func text(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestStatelessOnly: with --stateless, a client of either revision is served without a
+// session, in the shared workspace.
+func TestStatelessOnly(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.Stateless = true
+	_, ts := start(t, cfg)
+	resp := post(t, ts.URL+"/mcp", initBody, nil)
+	_, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("initialize with --stateless = %d, session %q; want 200 and no session", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
+	}
+	old, err := dialAt(t, ts.URL, "", sessionful)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	bashText(t, old, "mkdir -p x && cd x")
+	if got := bashText(t, dialWorkspace(t, ts.URL, "", ""), "pwd"); !strings.HasSuffix(strings.TrimSpace(got), "/x") {
+		t.Errorf("stateless server: the 2025-11-25 client's cd is not in the shared workspace: %q", got)
+	}
+}
+
+// TestWorkspaceLimit: workspaces are bounded; a full table closes the least recently used
+// idle one.
+func TestWorkspaceLimit(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.MaxSessions = 2
+	srv, ts := start(t, cfg)
+	for _, name := range []string{"one", "two", "three"} {
+		cs := dialWorkspace(t, ts.URL, "", name)
+		bashText(t, cs, "mkdir -p "+name+" && cd "+name)
+	}
+	srv.mu.Lock()
+	n := len(srv.workspaces)
+	srv.mu.Unlock()
+	if n > 2 {
+		t.Errorf("%d workspaces open, limit 2", n)
+	}
+	if got := bashText(t, dialWorkspace(t, ts.URL, "", "three"), "pwd"); !strings.HasSuffix(strings.TrimSpace(got), "/three") {
+		t.Errorf("the newest workspace lost its state: %q", got)
+	}
+	if got := bashText(t, dialWorkspace(t, ts.URL, "", "one"), "pwd"); strings.HasSuffix(strings.TrimSpace(got), "/one") {
+		t.Errorf("the least recently used workspace was kept: %q", got)
+	}
+}
+
+// TestIdleWorkspaceReaped: a workspace left idle is closed and its background processes die.
+func TestIdleWorkspaceReaped(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.SessionIdleTimeout = 300 * time.Millisecond
+	srv, ts := start(t, cfg)
+	cs := dialWorkspace(t, ts.URL, "", "")
+	gone := fifo(t, filepath.Join(cfg.Workdir, "gone"))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "exec 3> gone; exec sleep 300", "run_in_background": true,
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %s", err, text(res))
+	}
+	receive(t, gone, "the idle workspace's processes to end") // the server's own idle timer
+	srv.mu.Lock()
+	n := len(srv.workspaces)
+	srv.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("idle workspace not forgotten: %d open", n)
+	}
+}
