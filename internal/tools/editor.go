@@ -54,7 +54,7 @@ func addEditor(s *mcp.Server, h *handlers) {
 			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
 		}
 	}
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
 		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", "")),

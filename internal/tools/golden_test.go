@@ -39,10 +39,25 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func listTools(t *testing.T, compat bool) []*mcp.Tool {
+// A tool set as a client sees it, by the settings that shape tools/list.
+type toolSet struct {
+	file       string // its golden snapshot
+	compat     bool
+	tools      string // --tools
+	structured bool
+}
+
+var (
+	borisTools      = toolSet{"tools_list.golden.json", false, "boris", false}
+	structuredTools = toolSet{"tools_list_structured.golden.json", false, "boris", true}
+	compatTools     = toolSet{"tools_list_compat.golden.json", true, "boris", false}
+	claudeTools     = toolSet{"tools_list_claude_code.golden.json", false, "claude-code", false}
+)
+
+func listTools(t *testing.T, set toolSet) []*mcp.Tool {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.AnthropicCompat = compat
+	cfg.AnthropicCompat, cfg.Tools, cfg.StructuredOutput = set.compat, set.tools, set.structured
 	cs, _ := connect(t, cfg, nil)
 	res, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
@@ -54,17 +69,14 @@ func listTools(t *testing.T, compat bool) []*mcp.Tool {
 // TestToolsListGolden snapshots names, descriptions, schemas and annotations: they are API.
 func TestToolsListGolden(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []struct {
-		file   string
-		compat bool
-	}{{"tools_list.golden.json", false}, {"tools_list_compat.golden.json", true}} {
-		t.Run(mode.file, func(t *testing.T) {
+	for _, set := range []toolSet{borisTools, structuredTools, compatTools, claudeTools} {
+		t.Run(set.file, func(t *testing.T) {
 			t.Parallel()
-			b, err := json.MarshalIndent(listTools(t, mode.compat), "", "  ")
+			b, err := json.MarshalIndent(listTools(t, set), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, mode.file, append(b, '\n'))
+			golden(t, set.file, append(b, '\n'))
 		})
 	}
 }
@@ -84,7 +96,7 @@ func TestReadmeToolsSection(t *testing.T) {
 		t.Fatalf("README.md lacks the %q … %q markers", begin, end)
 	}
 	i += bytes.IndexByte(data[i:], '\n') + 1
-	got := toolsMarkdown(listTools(t, false), listTools(t, true))
+	got := toolsMarkdown(listTools(t, borisTools), listTools(t, compatTools), listTools(t, claudeTools))
 	if *update {
 		out := append(append(append([]byte(nil), data[:i]...), got...), data[j:]...)
 		if err := os.WriteFile(readme, out, 0o644); err != nil {
@@ -98,7 +110,7 @@ func TestReadmeToolsSection(t *testing.T) {
 }
 
 // toolsMarkdown renders the tools, their descriptions and parameters.
-func toolsMarkdown(split, compat []*mcp.Tool) string {
+func toolsMarkdown(split, compat, claude []*mcp.Tool) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	write := func(tools []*mcp.Tool, note string) {

@@ -37,12 +37,12 @@ type GrepArgs struct {
 	HeadLimit  int        `json:"head_limit,omitempty" jsonschema:"Show at most this many entries (files, output lines or counts, depending on output_mode). Default: as many as fit the output budget."`
 	Offset     int        `json:"offset,omitempty" jsonschema:"Skip this many entries first, to page through long results together with head_limit."`
 	Hidden     bool       `json:"hidden,omitempty" jsonschema:"Also search hidden files and directories (names starting with '.'); .git is never searched."`
-	NoIgnore   bool       `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude."`
+	NoIgnore   bool       `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude, and node_modules directories."`
 }
 
 const grepDescription = `Search file contents with a regular expression (RE2 syntax), like ripgrep. Searches the working directory by default, recursively, in parallel.
 
-- Skips, and counts at the end of the result, hidden files, files excluded by .gitignore/.ignore, binary files and files over the size limit; set hidden or no_ignore to include them. Every result ends with a line saying what was searched and what was not, so an empty result is real.
+- Skips, and counts at the end of the result, hidden files, files excluded by .gitignore/.ignore, node_modules directories, binary files and files over the size limit; set hidden or no_ignore to include them. Every result ends with a line saying what was searched and what was not, so an empty result is real.
 - output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context) or count.
 - Each line is matched on its own unless multiline is true.
 - Results are paged: head_limit and offset select entries; the note at the end says how to get more.
@@ -62,12 +62,12 @@ func addGrep(s *mcp.Server, h *handlers) {
 	}
 	typ := schema.Properties["type"]
 	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "grep",
 		Title:       "Search file contents",
 		Description: grepDescription,
 		InputSchema: schema,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Search file contents", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.grep)
 }
 
@@ -336,6 +336,7 @@ func skippedNote(searched int, what string, s search.Skipped, maxSize int64) str
 		}
 	}
 	add(s.Ignored, "ignored by .gitignore/.ignore (no_ignore: true includes them)")
+	add(s.Deps, "node_modules (no_ignore: true, or a path inside one, includes them)")
 	add(s.Hidden, "hidden (hidden: true includes them)")
 	add(s.Binary, "binary")
 	add(s.TooLarge, fmt.Sprintf("over the %s size limit (--max-file-size)", size(maxSize)))
@@ -350,8 +351,8 @@ func skippedNote(searched int, what string, s search.Skipped, maxSize int64) str
 		return "[" + head + "Nothing was skipped.]"
 	}
 	note := "[" + head + "Not searched: " + strings.Join(parts, ", ") + "."
-	if s.Ignored+s.Hidden > 0 {
-		note += " Ignored and hidden directories count once and were not entered."
+	if s.Ignored+s.Hidden+s.Deps > 0 {
+		note += " Ignored, hidden and node_modules directories count once and were not entered."
 	}
 	return note + "]"
 }

@@ -35,7 +35,7 @@ const viewDescription = "Read a file or list a directory.\n\n" +
 const viewRuleNote = " Viewing a file is what lets you edit it with str_replace."
 
 func addView(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
 		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
@@ -93,12 +93,13 @@ func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange) (
 	}
 	sess.MarkSeen(abs, session.Digest(v.Digest))
 	sess.Remember(abs, v.Content)
-	return text(formatView(abs, v, h.Config.MaxFileSize)), nil
+	return text(formatView(abs, v, h.Config.MaxFileSize, h.face())), nil
 }
 
-func formatView(abs string, v *files.FileView, limit int64) string {
+func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 	var b strings.Builder
-	b.WriteString(v.Text)
+	kept, shown, cut := cutToBudget(v.Text, viewBudget)
+	b.WriteString(kept)
 	note := func(format string, args ...any) {
 		b.WriteString("[")
 		fmt.Fprintf(&b, format, args...)
@@ -107,12 +108,19 @@ func formatView(abs string, v *files.FileView, limit int64) string {
 	switch {
 	case v.Lines == 0:
 		note("%s is empty", abs)
+	case cut:
+		last := v.First + shown - 1
+		of := ""
+		if v.Lines > 0 {
+			of = " of " + count(int64(v.Lines))
+		}
+		note("Showing lines %d-%d%s (output budget %d characters); continue with %s", v.First, last, of, viewBudget, f.more(last+1, shown))
 	case v.Capped:
 		note("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
 	case v.AskedEnd != 0:
-		note("view_range end %d is past the end of the file, which has %s: showed lines %d-%d", v.AskedEnd, plural(v.Lines, "line"), v.First, v.Last)
+		note("The range's end %d is past the end of the file, which has %s: showed lines %d-%d", v.AskedEnd, plural(v.Lines, "line"), v.First, v.Last)
 	case v.More && v.First == 1 && v.Last == files.DefaultLines:
-		note("Showed lines 1-%d; the file goes on (%s bytes in all). view_range [%d, %d] shows the next %d lines", v.Last, count(v.Size), v.Last+1, v.Last+files.DefaultLines, files.DefaultLines)
+		note("Showed lines 1-%d; the file goes on (%s bytes in all). %s shows the next %d lines", v.Last, count(v.Size), f.more(v.Last+1, files.DefaultLines), files.DefaultLines)
 	}
 	if v.Cut > 0 {
 		note("%d line(s) longer than %d characters were cut; grep, or bash (cut -c, fold), shows the rest", v.Cut, files.MaxLineChars)

@@ -1,0 +1,37 @@
+package tools
+
+import "fmt"
+
+// Tool sets (--tools).
+const (
+	toolsBoris      = "boris"
+	toolsClaudeCode = "claude-code"
+)
+
+// face names the tools and parameters that hints in results point to, so that a hint
+// shown by a Claude Code-named tool names Claude Code's tools.
+type face struct {
+	taskOutput, taskKill string // tools that read and stop a background task
+	taskIDArg            string // their parameter naming the task
+	waitHint             string // how to wait for more output, after the task id
+	// more says how to ask for the lines from line first on, n at a time.
+	more func(first, n int) string
+}
+
+var borisFace = face{
+	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", waitHint: ", wait_ms to wait for more",
+	more: func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
+}
+
+var claudeFace = face{
+	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id",
+	more: func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
+}
+
+// face returns the naming of the tool set this server offers.
+func (h *handlers) face() *face {
+	if h.Config.Tools == toolsClaudeCode {
+		return &claudeFace
+	}
+	return &borisFace
+}
