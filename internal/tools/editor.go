@@ -74,7 +74,7 @@ func (h *handlers) editor(_ context.Context, req *mcp.CallToolRequest, in Editor
 	var s string
 	switch in.Command {
 	case "view":
-		res, err := h.viewPath(sess, in.Path, in.ViewRange)
+		res, err := h.viewPath(sess, in.Path, in.ViewRange, false)
 		return res, nil, err
 	case "create":
 		s, err = h.create(sess, in.Path, *in.FileText)

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (and the README tools section) from the current code")
@@ -163,5 +166,47 @@ func toolsMarkdown(split, compat, claude []*mcp.Tool) string {
 	}
 	write(split, "")
 	write(compat, " (with `--anthropic-compat`, instead of `view`, `str_replace` and `create_file`)")
+	writeClaude(&b, claude)
 	return b.String()
+}
+
+// writeClaude renders the --tools claude-code face: one table of Claude Code's tools,
+// their parameters, and the Boris tool each is built on.
+func writeClaude(b *strings.Builder, claude []*mcp.Tool) {
+	b.WriteString("### Claude Code's tools (with `--tools claude-code`, instead of all of the above)\n\n")
+	b.WriteString("The same implementation under the names and parameters of Claude Code's own tools, which Claude models know. Required parameters are in bold.\n\n")
+	b.WriteString("| Tool | Parameters | Built on | What it does |\n|---|---|---|---|\n")
+	for _, tool := range claude {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		raw, _ := json.Marshal(tool.InputSchema)
+		_ = json.Unmarshal(raw, &schema)
+		names := make([]string, 0, len(schema.Properties))
+		for n := range schema.Properties {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			ri, rj := slices.Contains(schema.Required, names[i]), slices.Contains(schema.Required, names[j])
+			if ri != rj {
+				return ri
+			}
+			return names[i] < names[j]
+		})
+		var params []string
+		for _, n := range names {
+			p := "`" + n + "`"
+			if slices.Contains(schema.Required, n) {
+				p = "**" + p + "**"
+			}
+			params = append(params, p)
+		}
+		first, _, _ := strings.Cut(tool.Description, "\n")
+		if i := strings.Index(first, ". "); i >= 0 {
+			first = first[:i+1]
+		}
+		fmt.Fprintf(b, "| `%s` | %s | `%s` | %s |\n", tool.Name, strings.Join(params, ", "), tools.ClaudeTwins[tool.Name], strings.NewReplacer("|", "\\|", "*", "\\*").Replace(first))
+	}
+	b.WriteString("\n")
 }

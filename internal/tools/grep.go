@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -37,7 +39,9 @@ type GrepArgs struct {
 	HeadLimit  int        `json:"head_limit,omitempty" jsonschema:"Show at most this many entries (files, output lines or counts, depending on output_mode). Default: as many as fit the output budget."`
 	Offset     int        `json:"offset,omitempty" jsonschema:"Skip this many entries first, to page through long results together with head_limit."`
 	Hidden     bool       `json:"hidden,omitempty" jsonschema:"Also search hidden files and directories (names starting with '.'); .git is never searched."`
-	NoIgnore   bool       `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude, and node_modules directories."`
+	// onlyMatching shows only the matched parts of lines (Claude Code's Grep -o).
+	onlyMatching bool
+	NoIgnore     bool `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude, and node_modules directories."`
 }
 
 const grepDescription = `Search file contents with a regular expression (RE2 syntax), like ripgrep. Searches the working directory by default, recursively, in parallel.
@@ -112,7 +116,11 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		}
 		fmt.Fprintf(&b, "No %s for %q in %s\n", what, in.Pattern, shown)
 	} else {
-		writeGrepResult(&b, res, mode, p, relativizer(sess.Cwd(), root, shown), in.LineNums == nil || *in.LineNums, before+after > 0)
+		var only *regexp.Regexp
+		if in.onlyMatching && mode == search.Content {
+			only = onlyMatchingRE(in)
+		}
+		writeGrepResult(&b, res, mode, p, relativizer(sess.Cwd(), root, shown), in.LineNums == nil || *in.LineNums, before+after > 0 && only == nil, only)
 	}
 	b.WriteString(p.note())
 	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
@@ -138,7 +146,7 @@ func checkGrepArgs(in GrepArgs) (search.Mode, error) {
 }
 
 // writeGrepResult writes the matches found, one page of them, in the mode asked for.
-func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mode, p *pager, rel func(string) string, lineNums, context bool) {
+func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mode, p *pager, rel func(string) string, lineNums, context bool, only *regexp.Regexp) {
 	switch mode {
 	case search.FilesWithMatches:
 		fmt.Fprintf(b, "Found %s (newest first):\n", plural(res.MatchedFiles, "file"))
@@ -166,17 +174,41 @@ func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mod
 		if total < p.keep() {
 			p.total = total // it collected every line, so the total is known
 		}
-		p.formatContent(b, res.Files, rel, lineNums, context)
+		if only != nil {
+			p.total = -1 // entries are matches, not lines: their number is not known
+		}
+		p.formatContent(b, res.Files, rel, lineNums, context, only)
 	}
 }
 
 // formatContent writes content-mode lines in ripgrep's style: path:num:text for matches,
 // path-num-text for context and, when there is context, "--" between groups that are not
 // adjacent.
-func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums, context bool) {
+//
+// With only, matching lines show each part only matches, one a line, and context lines
+// are left out.
+func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums, context bool, only *regexp.Regexp) {
 	for fi, f := range files {
 		path := rel(f.Path)
 		for i, l := range f.Output {
+			if only != nil {
+				if !l.Match {
+					continue
+				}
+				for _, m := range only.FindAllString(l.Text, -1) {
+					if m == "" {
+						continue
+					}
+					s := path + ":"
+					if nums {
+						s += strconv.Itoa(l.Num) + ":"
+					}
+					if !p.add(b, s+m+"\n") {
+						return
+					}
+				}
+				continue
+			}
 			sep := "-"
 			if l.Match {
 				sep = ":"
@@ -200,6 +232,27 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 			}
 		}
 	}
+}
+
+// onlyMatchingRE is the pattern as grep matched it, for picking out the matched parts of
+// lines. The search already accepted the pattern, so it compiles.
+func onlyMatchingRE(in GrepArgs) *regexp.Regexp {
+	flags := ""
+	if in.IgnoreCase {
+		flags += "i"
+	}
+	if in.Multiline {
+		flags += "s"
+	}
+	pat := in.Pattern
+	if flags != "" {
+		pat = "(?" + flags + ")" + pat
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return regexp.MustCompile(regexp.QuoteMeta(in.Pattern))
+	}
+	return re
 }
 
 // filter builds the walk filter shared by grep and find.

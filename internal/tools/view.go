@@ -49,13 +49,14 @@ func (h *handlers) view(_ context.Context, req *mcp.CallToolRequest, in ViewArgs
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := h.viewPath(sess, in.Path, in.ViewRange)
+	res, err := h.viewPath(sess, in.Path, in.ViewRange, false)
 	return res, nil, err
 }
 
 // viewPath is view, shared with str_replace_editor: a directory listing, an image, or
-// numbered lines; viewing a file records it as seen.
-func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange) (*mcp.CallToolResult, error) {
+// numbered lines; viewing a file records it as seen. With openEnd the range's end was not
+// asked for (Read without limit), so reaching the end of the file early is not noted.
+func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange, openEnd bool) (*mcp.CallToolResult, error) {
 	abs, err := sess.Resolve(path)
 	if err != nil {
 		return nil, err
@@ -93,6 +94,9 @@ func (h *handlers) viewPath(sess *session.Session, path string, rng lineRange) (
 	}
 	sess.MarkSeen(abs, session.Digest(v.Digest))
 	sess.Remember(abs, v.Content)
+	if openEnd {
+		v.AskedEnd = 0
+	}
 	return text(formatView(abs, v, h.Config.MaxFileSize, h.face())), nil
 }
 
