@@ -244,7 +244,6 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 	if every <= 0 {
 		every = progressInterval
 	}
-	guard := min(progressGuard, every)
 	// One gatherer per stream, so that a partial line on one is not joined to the other's.
 	lines := [2]*shell.Lines{shell.NewLines(progressMaxBytes / 2), shell.NewLines(progressMaxBytes / 2)}
 	c.OnOutput = func(s shell.Stream, p []byte) { lines[s].Write(p) }
@@ -293,7 +292,7 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 		if lastSent.IsZero() {
 			return
 		}
-		if wait := guard - time.Since(lastSent); wait > 0 {
+		if wait := progressGuard - time.Since(lastSent); wait > 0 {
 			t := time.NewTimer(wait)
 			defer t.Stop()
 			select {

@@ -523,3 +523,38 @@ func TestBashRunsWithoutATerminal(t *testing.T) {
 		t.Errorf("a GIT_EDITOR the server had = %q, want it kept", out.Stdout)
 	}
 }
+
+// TestBashProgressNotJustBeforeResult: a command that ends right after a progress
+// notification has its result held back until the guard time has passed since it, so a
+// client never gets a notification in the moments before the result.
+func TestBashProgressNotJustBeforeResult(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.ProgressDelay, cfg.ProgressInterval = time.Millisecond, 20*time.Millisecond
+	release := filepath.Join(cfg.Workdir, "release")
+	notified := make(chan time.Time, 1)
+	cs, _ := connect(t, cfg, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			select {
+			case notified <- time.Now():
+				_ = os.WriteFile(release, nil, 0o644) // the command ends as soon as it sees this
+			default:
+			}
+		},
+	})
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo started; while [ ! -f release ]; do sleep 0.005; done", "timeout": 20000}}
+	params.SetProgressToken("tok")
+	if _, err := cs.CallTool(t.Context(), params); err != nil {
+		t.Fatal(err)
+	}
+	done := time.Now()
+	select {
+	case at := <-notified:
+		// The guard is 250 ms from the send; the handler ran a little after it.
+		if gap := done.Sub(at); gap < 125*time.Millisecond {
+			t.Errorf("result came %v after a progress notification, want the guard time", gap)
+		}
+	default:
+		t.Fatal("no progress notification")
+	}
+}
