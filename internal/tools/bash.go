@@ -178,8 +178,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 			out.Notes = append(out.Notes, st.name+" has bytes that are not valid UTF-8, shown as U+FFFD; pipe the command through od -c or xxd to see them")
 		}
 	}
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
+	f := h.face()
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(stdout.Text), stdout.Truncated, stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(stderr.Text), stderr.Truncated, stderr.SpillPath
 	if out.StdoutFile != "" || out.StderrFile != "" {
 		shell.PruneSpills(c.StateDir, shell.MaxSpill, out.StdoutFile, out.StderrFile)
 	}

@@ -266,3 +266,25 @@ func TestClaudeCodeBashAndTasks(t *testing.T) {
 	wantError(t, call(t, cs, "TaskStop", map[string]any{}), "task_id")
 	wantError(t, call(t, cs, "BashOutput", map[string]any{"bash_id": "nope"}), "NOT_FOUND")
 }
+
+// TestClaudeCodeTruncatedOutputNamesRead: the follow-up in truncated Bash output names
+// Read's parameters, and they fetch exactly the omitted lines.
+func TestClaudeCodeTruncatedOutputNamesRead(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, claudeConfig(t), nil)
+	got := wantText(t, call(t, cs, "Bash", map[string]any{"command": "seq 1 100000"}))
+	m := regexp.MustCompile(`lines (\d+)-(\d+) of \S+\. Read them with Read \(file_path (\S+), offset (\d+), limit (\d+)\) or Bash:`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("no Read follow-up in the marker: %s", got[len(got)/2-300:len(got)/2+300])
+	}
+	off, _ := strconv.Atoi(m[4])
+	limit, _ := strconv.Atoi(m[5])
+	last, _ := strconv.Atoi(m[2])
+	if m[1] != m[4] || off+limit-1 != last {
+		t.Errorf("lines %s-%s, but offset %d limit %d", m[1], m[2], off, limit)
+	}
+	read := wantText(t, call(t, cs, "Read", map[string]any{"file_path": m[3], "offset": off, "limit": 1}))
+	if !strings.HasPrefix(read, fmt.Sprintf("%6d\t%d\n", off, off)) {
+		t.Errorf("Read of the first omitted line = %q", read[:min(len(read), 40)])
+	}
+}

@@ -1,6 +1,10 @@
 package tools
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
 
 // Tool sets (--tools).
 const (
@@ -16,16 +20,36 @@ type face struct {
 	waitHint             string // how to wait for more output, after the task id
 	// more says how to ask for the lines from line first on, n at a time.
 	more func(first, n int) string
+	// output rewords the follow-ups named in truncated command output.
+	output func(string) string
 }
 
 var borisFace = face{
 	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", waitHint: ", wait_ms to wait for more",
-	more: func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
+	more:   func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
+	output: func(s string) string { return s },
 }
 
 var claudeFace = face{
 	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id",
-	more: func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
+	more:   func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
+	output: claudeFollowUp,
+}
+
+// viewFollowUp is the follow-up a truncation marker names for reading omitted lines.
+var viewFollowUp = regexp.MustCompile(`Read them with view \(path (\S+), view_range \[(\d+), (\d+)\]\) or bash:`)
+
+// claudeFollowUp names Read and Bash in truncation markers instead of view and bash.
+func claudeFollowUp(s string) string {
+	if !viewFollowUp.MatchString(s) {
+		return s
+	}
+	return viewFollowUp.ReplaceAllStringFunc(s, func(m string) string {
+		g := viewFollowUp.FindStringSubmatch(m)
+		first, _ := strconv.Atoi(g[2])
+		last, _ := strconv.Atoi(g[3])
+		return fmt.Sprintf("Read them with Read (file_path %s, offset %d, limit %d) or Bash:", g[1], first, last-first+1)
+	})
 }
 
 // face returns the naming of the tool set this server offers.

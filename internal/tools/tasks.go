@@ -100,7 +100,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, taskError(err, sess)
 	}
-	out := taskResult(snap)
+	out := taskResult(snap, h.face())
 	return text(formatTask(out)), out, nil
 }
 
@@ -116,7 +116,7 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if err != nil {
 		return nil, nil, taskError(err, sess)
 	}
-	out := taskResult(snap)
+	out := taskResult(snap, h.face())
 	return text(formatTask(out)), out, nil
 }
 
@@ -145,14 +145,14 @@ func taskDuration(t *tasks.Task) time.Duration {
 	return time.Since(t.Started)
 }
 
-func taskResult(snap tasks.Snapshot) *TaskResult {
+func taskResult(snap tasks.Snapshot, f *face) *TaskResult {
 	t := snap.Task
 	out := &TaskResult{TaskID: t.ID, Status: snap.Status, Running: snap.Running, DurationMS: taskDuration(t).Milliseconds()}
 	if res, ok := t.Result(); ok && !snap.Running {
 		out.ExitCode, out.Signal = &res.ExitCode, res.Signal
 	}
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = snap.Stdout.Text, snap.Stdout.Truncated, snap.Stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = snap.Stderr.Text, snap.Stderr.Truncated, snap.Stderr.SpillPath
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(snap.Stdout.Text), snap.Stdout.Truncated, snap.Stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(snap.Stderr.Text), snap.Stderr.Truncated, snap.Stderr.SpillPath
 	if out.Stdout == "" && out.Stderr == "" {
 		out.Hint = noNewOutput
 	}
