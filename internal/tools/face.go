@@ -22,18 +22,26 @@ type face struct {
 	more func(first, n int) string
 	// output rewords the follow-ups named in truncated command output.
 	output func(string) string
+	// include says how to search what a search skipped, by reason.
+	include struct{ ignored, deps, hidden string }
 }
 
 var borisFace = face{
 	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", waitHint: ", wait_ms to wait for more",
 	more:   func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
 	output: func(s string) string { return s },
+	include: struct{ ignored, deps, hidden string }{
+		"(no_ignore: true includes them)", "(no_ignore: true, or a path inside one, includes them)", "(hidden: true includes them)",
+	},
 }
 
 var claudeFace = face{
 	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id",
 	more:   func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
 	output: claudeFollowUp,
+	include: struct{ ignored, deps, hidden string }{
+		"(Bash with grep -r or find searches them)", "(a path inside one searches it)", "(Bash with grep -r or find searches them)",
+	},
 }
 
 // viewFollowUp is the follow-up a truncation marker names for reading omitted lines.

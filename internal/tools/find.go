@@ -119,7 +119,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		}
 	}
 	b.WriteString(p.note())
-	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize))
+	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize, h.face()))
 	return text(b.String()), nil, nil
 }
 

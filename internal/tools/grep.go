@@ -123,7 +123,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		writeGrepResult(&b, res, mode, p, relativizer(sess.Cwd(), root, shown), in.LineNums == nil || *in.LineNums, before+after > 0 && only == nil, only)
 	}
 	b.WriteString(p.note())
-	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
+	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize, h.face()))
 	return text(b.String()), nil, nil
 }
 
@@ -381,16 +381,16 @@ func (p *pager) note() string {
 
 // skippedNote says what a search looked at and what it left out and why, so that the
 // model can tell absence from blindness.
-func skippedNote(searched int, what string, s search.Skipped, maxSize int64) string {
+func skippedNote(searched int, what string, s search.Skipped, maxSize int64, f *face) string {
 	var parts []string
 	add := func(n int, text string) {
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, text))
 		}
 	}
-	add(s.Ignored, "ignored by .gitignore/.ignore (no_ignore: true includes them)")
-	add(s.Deps, "node_modules (no_ignore: true, or a path inside one, includes them)")
-	add(s.Hidden, "hidden (hidden: true includes them)")
+	add(s.Ignored, "ignored by .gitignore/.ignore "+f.include.ignored)
+	add(s.Deps, "node_modules "+f.include.deps)
+	add(s.Hidden, "hidden "+f.include.hidden)
 	add(s.Binary, "binary")
 	add(s.TooLarge, fmt.Sprintf("over the %s size limit (--max-file-size)", size(maxSize)))
 	add(s.Special, "special: FIFOs, sockets, devices (never opened)")
