@@ -289,3 +289,26 @@ func TestClaudeCodeTruncatedOutputNamesRead(t *testing.T) {
 		t.Errorf("Read of the first omitted line = %q", read[:min(len(read), 40)])
 	}
 }
+
+// TestClaudeCodeStructured: with --structured-output the Claude Code tools' hints name
+// Claude Code's tools in the structured form too.
+func TestClaudeCodeStructured(t *testing.T) {
+	t.Parallel()
+	cfg := claudeConfig(t)
+	cfg.StructuredOutput = true
+	cs, _ := connect(t, cfg, nil)
+	var start struct {
+		TaskID string `json:"task_id"`
+		Hint   string `json:"hint"`
+	}
+	structured(t, call(t, cs, "Bash", map[string]any{"command": "sleep 30", "run_in_background": true}), &start)
+	if start.TaskID == "" || !strings.Contains(start.Hint, "BashOutput (bash_id") || !strings.Contains(start.Hint, "KillShell") {
+		t.Errorf("structured background start %+v: want a hint naming BashOutput and KillShell", start)
+	}
+	var out struct{ Hint string }
+	structured(t, call(t, cs, "BashOutput", map[string]any{"bash_id": start.TaskID}), &out)
+	if out.Hint != "(no new output)" {
+		t.Errorf("BashOutput hint = %q", out.Hint)
+	}
+	call(t, cs, "KillShell", map[string]any{"shell_id": start.TaskID})
+}
