@@ -472,7 +472,7 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 
 // ccNames rewords Boris's parameter and tool names in error text as Claude Code's tools
 // call them.
-var ccNames = strings.NewReplacer("old_str", "old_string", "new_str", "new_string", "str_replace", "Edit", "create_file", "Write")
+var ccNames = strings.NewReplacer("old_str", "old_string", "new_str", "new_string", "str_replace", "Edit", "create_file", "Write", "view_range start", "offset")
 
 // ccError rewords err for the Claude Code tools, keeping its code.
 func ccError(err error) error {

@@ -115,6 +115,7 @@ func TestClaudeCodeRead(t *testing.T) {
 		t.Errorf("image read returned %T, want PNG image content", res.Content[0])
 	}
 	wantError(t, call(t, cs, "Read", map[string]any{"file_path": "missing.txt"}), "NOT_FOUND")
+	wantError(t, call(t, cs, "Read", map[string]any{"file_path": "a.txt", "offset": 31}), "INVALID_ARGUMENT", "offset 31 is past the end")
 }
 
 // TestClaudeCodeBigReadContinues: Read's budget note names the offset and limit that continue.
