@@ -37,6 +37,17 @@ type Config struct {
 	MaxFileSize           int64
 	AnthropicCompat       bool
 	RequireViewBeforeEdit bool
+	// Tools is the tool set offered: "boris" (Boris's own tools) or "claude-code" (Claude
+	// Code's names and parameters, on the same implementation).
+	Tools string
+	// StructuredOutput adds structuredContent and outputSchema to the results that have a
+	// structured form. Off by default: some clients show the model only the structured
+	// form, which lacks the text's layout.
+	StructuredOutput bool
+	// ProgressDelay and ProgressInterval pace bash's progress notifications: none before
+	// the command has run ProgressDelay, then at most one every ProgressInterval. Zero
+	// means the defaults; tests set them short.
+	ProgressDelay, ProgressInterval time.Duration
 
 	Token               string
 	TokenGenerated      bool // Token came from --generate-token
@@ -109,6 +120,8 @@ type cli struct {
 	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	AnthropicCompat bool             `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
 	RequireView     bool             `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
+	Tools           string           `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
+	Structured      bool             `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
 	Token           string           `help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user)." envvar:"BORIS_TOKEN"`
 	TokenFile       string           `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
 	GenerateToken   bool             `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
@@ -165,6 +178,8 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		DisableTools:          splitList(c.DisableTools),
 		AnthropicCompat:       c.AnthropicCompat,
 		RequireViewBeforeEdit: c.RequireView,
+		Tools:                 c.Tools,
+		StructuredOutput:      c.Structured,
 		Token:                 c.Token,
 		AllowOrigins:          nonEmpty(c.AllowOrigin),
 		InsecureNoAuth:        c.InsecureNoAuth,

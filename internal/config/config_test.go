@@ -76,6 +76,16 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff(true, c.Stateless) }},
 		{"bool env", nil, map[string]string{"BORIS_NO_BASH": "true", "BORIS_ANTHROPIC_COMPAT": "1"},
 			func(c Config) string { return cmp.Diff([2]bool{true, true}, [2]bool{c.NoBash, c.AnthropicCompat}) }},
+		{"default tool set, text only", nil, nil,
+			func(c Config) string { return cmp.Diff([2]any{"boris", false}, [2]any{c.Tools, c.StructuredOutput}) }},
+		{"claude-code tools, structured", []string{"--tools", "claude-code", "--structured-output"}, nil,
+			func(c Config) string {
+				return cmp.Diff([2]any{"claude-code", true}, [2]any{c.Tools, c.StructuredOutput})
+			}},
+		{"tools env", nil, map[string]string{"BORIS_TOOLS": "claude-code", "BORIS_STRUCTURED_OUTPUT": "true"},
+			func(c Config) string {
+				return cmp.Diff([2]any{"claude-code", true}, [2]any{c.Tools, c.StructuredOutput})
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +112,7 @@ func TestParseErrors(t *testing.T) {
 		{"zero timeout", []string{"--timeout", "0"}, nil, "--timeout must be a positive"},
 		{"negative timeout", []string{"--timeout=-5"}, nil, "--timeout must be a positive"},
 		{"bad transport", []string{"--transport", "grpc"}, nil, "--transport"},
+		{"bad tool set", []string{"--tools", "cursor"}, nil, "--tools"},
 		{"junk size", []string{"--max-file-size", "lots"}, nil, "--max-file-size"},
 		{"negative size", []string{"--max-file-size=-1MB"}, nil, "--max-file-size"},
 		{"missing workdir", []string{"--workdir", "/does/not/exist"}, nil, "does not exist"},

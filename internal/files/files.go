@@ -172,6 +172,13 @@ func readFailed(path string, err error) error {
 	return fmt.Errorf("reading %s: %w", path, err)
 }
 
+// Read returns the whole regular file at path, opened through open, refusing files over
+// limit bytes, FIFOs, devices and directories.
+func Read(open Opener, path string, limit int64) ([]byte, error) {
+	data, _, err := readRegular(open, path, limit)
+	return data, err
+}
+
 // readRegular reads the whole regular file at path, refusing files over limit bytes.
 func readRegular(open Opener, path string, limit int64) ([]byte, fs.FileInfo, error) {
 	f, info, err := openRegular(open, path)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,8 +33,11 @@ type Scope interface {
 
 // Filter says which files a search looks at.
 type Filter struct {
-	Hidden   bool     // include dotfiles and dot-directories (.git is never entered)
-	NoIgnore bool     // do not apply .gitignore, .ignore and .git/info/exclude
+	Hidden bool // include dotfiles and dot-directories (.git is never entered)
+	// NoIgnore does not apply .gitignore, .ignore and .git/info/exclude, and enters
+	// node_modules directories, which are otherwise skipped as editors skip them
+	// (unless the search starts inside one).
+	NoIgnore bool
 	Globs    []string // file globs; a leading '!' excludes (see [Glob])
 	Types    []string // file type names from [Types]
 	// MaxFileSize is the largest file searched; 0 means no limit.
@@ -42,6 +46,9 @@ type Filter struct {
 	// not inside a git repository (normally the session's working directory).
 	Top string
 }
+
+// depsDir is the dependency directory searches skip unless asked (see [Filter.NoIgnore]).
+const depsDir = "node_modules"
 
 // Skipped counts what a search did not look at, by reason. Paths the [Scope] hides are
 // never counted. Ignored and hidden directories count once: they are not entered.
@@ -53,11 +60,12 @@ type Skipped struct {
 	Special    int // FIFOs, sockets, devices: never opened
 	Symlinks   int // links to directories, dangling links and links out of scope: not followed
 	Unreadable int // permission denied or vanished
+	Deps       int // node_modules directories: not entered
 }
 
 // counters is Skipped updated from many goroutines.
 type counters struct {
-	ignored, hidden, binary, tooLarge, special, symlinks, unreadable atomic.Int64
+	ignored, hidden, binary, tooLarge, special, symlinks, unreadable, deps atomic.Int64
 }
 
 func (c *counters) snapshot() Skipped {
@@ -69,6 +77,7 @@ func (c *counters) snapshot() Skipped {
 		Special:    int(c.special.Load()),
 		Symlinks:   int(c.symlinks.Load()),
 		Unreadable: int(c.unreadable.Load()),
+		Deps:       int(c.deps.Load()),
 	}
 }
 
@@ -143,6 +152,7 @@ type walker struct {
 	inline   bool // visit files while reading their directory instead of queueing them
 	repoTop  string
 	exclude0 *ignoreSet // .git/info/exclude, applied at repoTop
+	skipDeps bool       // skip node_modules directories
 	counters
 
 	mu     sync.Mutex
@@ -154,6 +164,7 @@ type walker struct {
 
 func newWalker(ctx context.Context, root string, scope Scope, f *Filter, visit visitFunc) (*walker, error) {
 	w := &walker{ctx: ctx, root: root, scope: scope, filter: f, visit: visit}
+	w.skipDeps = !f.NoIgnore && !slices.Contains(strings.Split(filepath.ToSlash(root), "/"), depsDir)
 	w.cond = sync.NewCond(&w.mu)
 	for _, g := range f.Globs {
 		neg := strings.HasPrefix(g, "!")
@@ -336,6 +347,10 @@ func (w *walker) readDir(id int, j *job) {
 		}
 		if ign != nil && ign.ignored(abs, nj.dir) {
 			w.ignored.Add(1)
+			continue
+		}
+		if nj.dir && w.skipDeps && name == depsDir {
+			w.deps.Add(1)
 			continue
 		}
 		if !w.wanted(abs, nj.dir) {

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/tools"
 )
 
 // auditShown are the arguments whose values are logged; file contents, edit strings and
@@ -30,6 +32,7 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
+		ctx, stopped := tools.WithOutcome(ctx)
 		res, err := next(ctx, method, req)
 		outcome := "ok"
 		switch r, _ := res.(*mcp.CallToolResult); {
@@ -40,8 +43,8 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			if code, ok := r.Meta["code"].(string); ok {
 				outcome = "error " + code
 			}
-		case r != nil:
-			outcome = stoppedOutcome(r.StructuredContent)
+		case *stopped != "":
+			outcome = *stopped
 		}
 		var sid string
 		if call.Session != nil {
@@ -54,36 +57,6 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			"duration_ms", time.Since(start).Milliseconds(), "outcome", outcome)
 		return res, err
 	}
-}
-
-// stoppedOutcome is the outcome of a call that returned a result: "ok", unless the
-// command it ran was stopped before it finished ("timed_out", "cancelled",
-// "session_closed").
-func stoppedOutcome(structured any) string {
-	raw, ok := structured.(json.RawMessage)
-	if !ok {
-		b, err := json.Marshal(structured)
-		if err != nil {
-			return "ok"
-		}
-		raw = b
-	}
-	var r struct {
-		TimedOut bool   `json:"timed_out"`
-		Stopped  string `json:"stopped"`
-	}
-	if json.Unmarshal(raw, &r) != nil {
-		return "ok"
-	}
-	switch {
-	case r.TimedOut:
-		return "timed_out"
-	case strings.Contains(r.Stopped, "session closed"):
-		return "session_closed"
-	case r.Stopped != "":
-		return "cancelled"
-	}
-	return "ok"
 }
 
 // maxAuditArgs bounds the argument summary of one log line: a request with thousands of

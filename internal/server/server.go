@@ -241,10 +241,26 @@ func randomID() string {
 // sdkLogger passes the SDK's own messages on only from warnings up, unless debugging: its
 // per-connection info lines would drown the audit log.
 func sdkLogger(cfg *config.Config, log *slog.Logger) *slog.Logger {
+	min := slog.LevelWarn
 	if cfg.LogLevel <= slog.LevelDebug {
-		return log.With("component", "mcp")
+		min = slog.LevelDebug
 	}
-	return slog.New(floor{Handler: log.Handler(), min: slog.LevelWarn}).With("component", "mcp")
+	return slog.New(floor{Handler: log.Handler(), min: min}).With("component", "mcp")
+}
+
+// sdkShutdown is the SDK's message when the server stops because its context ended, as
+// on SIGINT: a normal shutdown, logged at info level rather than as the error the SDK
+// calls it.
+const sdkShutdown = "server run cancelled"
+
+func (f floor) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelError && r.Message == sdkShutdown {
+		r.Level = slog.LevelInfo
+		if !f.Handler.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return f.Handler.Handle(ctx, r)
 }
 
 type floor struct {

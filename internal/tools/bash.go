@@ -19,8 +19,15 @@ import (
 // maxTimeout is the largest bash timeout a call may ask for (seed D2).
 const maxTimeout = 600_000 * time.Millisecond
 
-// progressInterval spaces progress notifications: at most ten a second (seed D8).
-const progressInterval = 100 * time.Millisecond
+// Progress notifications (see [handlers.progress]): none for a command that ends within
+// progressDelay, then at most one every progressInterval, each carrying at most
+// progressMaxBytes of the newest output, and none within progressGuard of the result.
+const (
+	progressDelay    = time.Second
+	progressInterval = 500 * time.Millisecond
+	progressMaxBytes = 4 << 10
+	progressGuard    = 250 * time.Millisecond
+)
 
 // BashArgs are the bash tool's parameters.
 type BashArgs struct {
@@ -47,6 +54,7 @@ type BashResult struct {
 	StderrFile      string   `json:"stderr_file,omitempty" jsonschema:"File holding the full standard error when it was truncated."`
 	TaskID          string   `json:"task_id,omitempty" jsonschema:"The background task started, with run_in_background."`
 	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
+	Hint            string   `json:"hint,omitempty" jsonschema:"What happened and what to do next, as the text result says it: how to read a background task, why a command was stopped."`
 }
 
 const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
@@ -62,7 +70,7 @@ For servers, watchers and other long jobs, set run_in_background: the call retur
 Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
 
 func addBash(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "bash",
 		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
@@ -120,11 +128,12 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancelTimeout()
 
+	stopProgress := func() {}
 	if tok := req.Params.GetProgressToken(); tok != nil {
-		stopProgress := h.progress(ctx, req, tok, &c)
-		defer stopProgress()
+		stopProgress = h.progress(ctx, req, tok, &c)
 	}
 	p, res, err := shell.Run(ctx, c)
+	stopProgress()
 	if err != nil {
 		return nil, nil, withCode(CodeFailed, err)
 	}
@@ -152,12 +161,19 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	out.TimeoutMS = timeout.Milliseconds()
 	switch {
 	case errors.Is(res.Stopped, errTimedOut):
+		setOutcome(ctx, "timed_out")
 		out.TimedOut = true
 		out.Stopped = fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
+		out.Hint = fmt.Sprintf("timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below", timeout.Milliseconds())
 	case errors.Is(res.Stopped, errSessionClosed):
+		setOutcome(ctx, "session_closed")
 		out.Stopped = "the session closed"
 	case res.Stopped != nil:
+		setOutcome(ctx, "cancelled")
 		out.Stopped = "the call was cancelled"
+	}
+	if out.Stopped != "" && !out.TimedOut {
+		out.Hint = fmt.Sprintf("stopped: %s, so the command's process group was stopped; the output captured until then is below", out.Stopped)
 	}
 	stdout, stderr := p.Stdout.Text(shell.DefaultBudget), p.Stderr.Text(shell.DefaultBudget)
 	for _, st := range []struct {
@@ -168,8 +184,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 			out.Notes = append(out.Notes, st.name+" has bytes that are not valid UTF-8, shown as U+FFFD; pipe the command through od -c or xxd to see them")
 		}
 	}
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
+	f := h.face()
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(stdout.Text), stdout.Truncated, stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(stderr.Text), stderr.Truncated, stderr.SpillPath
 	if out.StdoutFile != "" || out.StderrFile != "" {
 		total := h.Config.MaxSpillTotal
 		if total <= 0 {
@@ -215,40 +232,69 @@ func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashRe
 		return nil, nil, taskError(err, sess)
 	}
 	out.TaskID, out.Cwd = t.ID, c.Dir
+	f := h.face()
+	out.Hint = fmt.Sprintf("started in the background in %s. Read its output with %s (%s %q%s); stop it with %s.", c.Dir, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill)
 	var b strings.Builder
 	for _, n := range out.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "task_id: %s\nstarted in the background in %s. Read its output with task_output (task_id %q, wait_ms to wait for more); stop it with task_kill.\n", t.ID, c.Dir, t.ID)
+	fmt.Fprintf(&b, "%s: %s\n%s\n", f.taskIDArg, t.ID, out.Hint)
 	return text(b.String()), out, nil
 }
 
-// progress streams c's output lines to the client as progress notifications, coalesced
-// to at most one per progressInterval. The returned function stops it.
+// progress streams c's output lines to the client as progress notifications. Commands
+// that end within progressDelay send none. After that a ticker sends the newest lines at
+// most once every progressInterval, each message capped at progressMaxBytes (the newest
+// lines, with a count of those skipped). Nothing is sent once the command has exited,
+// and the returned function, called then, holds the result back until progressGuard has
+// passed since the last notification: a client that gets a notification just before the
+// result may take it for a broken connection.
 func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any, c *shell.Command) func() {
+	delay, every := h.Config.ProgressDelay, h.Config.ProgressInterval
+	if delay <= 0 {
+		delay = progressDelay
+	}
+	if every <= 0 {
+		every = progressInterval
+	}
 	// One gatherer per stream, so that a partial line on one is not joined to the other's.
-	lines := [2]*shell.Lines{shell.NewLines(32 << 10), shell.NewLines(32 << 10)}
+	lines := [2]*shell.Lines{shell.NewLines(progressMaxBytes / 2), shell.NewLines(progressMaxBytes / 2)}
 	c.OnOutput = func(s shell.Stream, p []byte) { lines[s].Write(p) }
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	var lastSent time.Time // written by the goroutine, read after wg.Wait
 	sent := 0
 	send := func() {
 		out, ok1 := lines[shell.Stdout].Take()
 		errs, ok2 := lines[shell.Stderr].Take()
-		if ok1 || ok2 {
-			sent++
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: out + errs})
+		if !ok1 && !ok2 {
+			return
 		}
+		select {
+		case <-done:
+			return // the command has exited: the result is next
+		default:
+		}
+		sent++
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: out + errs})
+		lastSent = time.Now()
 	}
 	wg.Go(func() {
-		tick := time.NewTicker(progressInterval)
+		first := time.NewTimer(delay)
+		defer first.Stop()
+		select {
+		case <-first.C:
+		case <-done:
+			return
+		}
+		send()
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
 			case <-tick.C:
 				send()
 			case <-done:
-				send() // the lines since the last tick, before the final result
 				return
 			}
 		}
@@ -256,6 +302,17 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 	return func() {
 		close(done)
 		wg.Wait()
+		if lastSent.IsZero() {
+			return
+		}
+		if wait := progressGuard - time.Since(lastSent); wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
 	}
 }
 
@@ -267,11 +324,8 @@ func formatBash(r *BashResult) string {
 	if r.Signal != "" {
 		fmt.Fprintf(&b, "signal: %s\n", r.Signal)
 	}
-	switch {
-	case r.TimedOut:
-		fmt.Fprintf(&b, "timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below\n", r.TimeoutMS)
-	case r.Stopped != "":
-		fmt.Fprintf(&b, "stopped: %s, so the command's process group was stopped; the output captured until then is below\n", r.Stopped)
+	if r.Hint != "" {
+		b.WriteString(r.Hint + "\n")
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

@@ -23,7 +23,7 @@ const createFileDescription = "Create a file, or overwrite an existing file comp
 	"To change part of an existing file, use str_replace instead."
 
 func addCreateFile(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "create_file",
 		Title:       "Create or overwrite a file",
 		Description: createFileDescription + ifViewRule(h, " A file written here can be edited with str_replace without viewing it first.", ""),

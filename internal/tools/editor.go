@@ -34,12 +34,12 @@ type EditorArgs struct {
 }
 
 const editorDescription = "View, create and edit files. The command parameter picks the operation:\n" +
-	"- view: a text file comes back as numbered lines in `cat -n` format (line number right-aligned in 6 columns, a tab, the line); the numbers are not part of the file. Without view_range the first 2000 lines are shown, with a note saying how to see more; view_range [start, end] shows those lines (end -1: to the end; an end past the last line is clamped and the note says so). Lines over 2000 characters are cut with a note. A directory lists two levels deep (directories end in /, symlinks show as name -> target, .git and node_modules skipped). PNG, JPEG, GIF and WebP files come back as images; SVG is text. Binary files, FIFOs and devices are refused.\n" +
+	"- view: a text file comes back as numbered lines in `cat -n` format (line number right-aligned in 6 columns, a tab, the line); the numbers are not part of the file. Without view_range the first 2000 lines are shown, with a note saying how to see more (one call shows at most %[2]d characters; the note names the range that continues); view_range [start, end] shows those lines (end -1: to the end; an end past the last line is clamped and the note says so). Lines over 2000 characters are cut with a note. A directory lists two levels deep (directories end in /, symlinks show as name -> target, .git and node_modules skipped). PNG, JPEG, GIF and WebP files come back as images; SVG is text. Binary files, FIFOs and devices are refused.\n" +
 	"- create: write file_text to path, creating parent directories or overwriting the file (an existing file keeps its mode). The write is atomic.\n" +
 	"- str_replace: replace old_str with new_str. old_str must match the file exactly, whitespace included, and occur exactly once (include surrounding lines to make it unique) unless replace_all is set. An empty or omitted new_str deletes old_str. An old_str with \\n line endings matches a file with \\r\\n endings; the file keeps its line endings, BOM, encoding and final newline.\n" +
 	"- insert: insert new_str after line insert_line (0: before the first line).\n" +
 	"- undo_edit: undo the last create, str_replace or insert of path made in this session, if the file still holds what that edit wrote.\n" +
-	"%sEach edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
+	"%[1]sEach edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
 
 func addEditor(s *mcp.Server, h *handlers) {
 	schema, err := jsonschema.For[EditorArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
@@ -54,10 +54,10 @@ func addEditor(s *mcp.Server, h *handlers) {
 			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
 		}
 	}
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
-		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", "")),
+		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), viewBudget),
 		InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.editor)
@@ -74,7 +74,7 @@ func (h *handlers) editor(ctx context.Context, req *mcp.CallToolRequest, in Edit
 	var s string
 	switch in.Command {
 	case "view":
-		res, err := h.viewPath(ctx, sess, in.Path, in.ViewRange)
+		res, err := h.viewPath(ctx, sess, in.Path, in.ViewRange, false)
 		return res, nil, err
 	case "create":
 		s, err = h.create(sess, in.Path, *in.FileText)

@@ -29,13 +29,13 @@ type FindArgs struct {
 	HeadLimit int       `json:"head_limit,omitempty" jsonschema:"Show at most this many paths. Default: as many as fit the output budget."`
 	Offset    int       `json:"offset,omitempty" jsonschema:"Skip this many paths first, to page through long results."`
 	Hidden    bool      `json:"hidden,omitempty" jsonschema:"Also list hidden files and directories (names starting with '.'); .git is never entered."`
-	NoIgnore  bool      `json:"no_ignore,omitempty" jsonschema:"Also list paths excluded by .gitignore, .ignore and .git/info/exclude."`
+	NoIgnore  bool      `json:"no_ignore,omitempty" jsonschema:"Also list paths excluded by .gitignore, .ignore and .git/info/exclude, and node_modules directories."`
 }
 
 const findDescription = `Find files (or directories) by glob pattern, such as '**/*.go' or 'src/**/*.{ts,tsx}'. Fast on large trees.
 
 - Paths are listed newest first (most recently modified), relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".
-- Skips, and counts at the end of the result, hidden paths and paths excluded by .gitignore/.ignore; set hidden or no_ignore to include them.
+- Skips, and counts at the end of the result, hidden paths, paths excluded by .gitignore/.ignore and node_modules directories; set hidden or no_ignore to include them (a path inside node_modules searches it).
 - Results are paged: head_limit and offset select paths; the note at the end says how to get more.
 - To search file contents, use grep.`
 
@@ -48,12 +48,12 @@ func addFind(s *mcp.Server, h *handlers) {
 	if err != nil {
 		panic(err) // the args struct is wrong: a programmer mistake
 	}
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "find",
 		Title:       "Find files by glob",
 		Description: findDescription,
 		InputSchema: schema,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Find files by glob", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.find)
 }
 
@@ -122,7 +122,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		}
 	}
 	b.WriteString(p.note())
-	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize))
+	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize, h.face()))
 	return text(b.String()), nil, nil
 }
 

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (and the README tools section) from the current code")
@@ -39,10 +42,25 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func listTools(t *testing.T, compat bool) []*mcp.Tool {
+// A tool set as a client sees it, by the settings that shape tools/list.
+type toolSet struct {
+	file       string // its golden snapshot
+	compat     bool
+	tools      string // --tools
+	structured bool
+}
+
+var (
+	borisTools      = toolSet{"tools_list.golden.json", false, "boris", false}
+	structuredTools = toolSet{"tools_list_structured.golden.json", false, "boris", true}
+	compatTools     = toolSet{"tools_list_compat.golden.json", true, "boris", false}
+	claudeTools     = toolSet{"tools_list_claude_code.golden.json", false, "claude-code", false}
+)
+
+func listTools(t *testing.T, set toolSet) []*mcp.Tool {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.AnthropicCompat = compat
+	cfg.AnthropicCompat, cfg.Tools, cfg.StructuredOutput = set.compat, set.tools, set.structured
 	cs, _ := connect(t, cfg, nil)
 	res, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
@@ -54,17 +72,14 @@ func listTools(t *testing.T, compat bool) []*mcp.Tool {
 // TestToolsListGolden snapshots names, descriptions, schemas and annotations: they are API.
 func TestToolsListGolden(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []struct {
-		file   string
-		compat bool
-	}{{"tools_list.golden.json", false}, {"tools_list_compat.golden.json", true}} {
-		t.Run(mode.file, func(t *testing.T) {
+	for _, set := range []toolSet{borisTools, structuredTools, compatTools, claudeTools} {
+		t.Run(set.file, func(t *testing.T) {
 			t.Parallel()
-			b, err := json.MarshalIndent(listTools(t, mode.compat), "", "  ")
+			b, err := json.MarshalIndent(listTools(t, set), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, mode.file, append(b, '\n'))
+			golden(t, set.file, append(b, '\n'))
 		})
 	}
 }
@@ -84,7 +99,7 @@ func TestReadmeToolsSection(t *testing.T) {
 		t.Fatalf("README.md lacks the %q … %q markers", begin, end)
 	}
 	i += bytes.IndexByte(data[i:], '\n') + 1
-	got := toolsMarkdown(listTools(t, false), listTools(t, true))
+	got := toolsMarkdown(listTools(t, borisTools), listTools(t, compatTools), listTools(t, claudeTools))
 	if *update {
 		out := append(append(append([]byte(nil), data[:i]...), got...), data[j:]...)
 		if err := os.WriteFile(readme, out, 0o644); err != nil {
@@ -98,7 +113,7 @@ func TestReadmeToolsSection(t *testing.T) {
 }
 
 // toolsMarkdown renders the tools, their descriptions and parameters.
-func toolsMarkdown(split, compat []*mcp.Tool) string {
+func toolsMarkdown(split, compat, claude []*mcp.Tool) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	write := func(tools []*mcp.Tool, note string) {
@@ -151,5 +166,47 @@ func toolsMarkdown(split, compat []*mcp.Tool) string {
 	}
 	write(split, "")
 	write(compat, " (with `--anthropic-compat`, instead of `view`, `str_replace` and `create_file`)")
+	writeClaude(&b, claude)
 	return b.String()
+}
+
+// writeClaude renders the --tools claude-code face: one table of Claude Code's tools,
+// their parameters, and the Boris tool each is built on.
+func writeClaude(b *strings.Builder, claude []*mcp.Tool) {
+	b.WriteString("### Claude Code's tools (with `--tools claude-code`, instead of all of the above)\n\n")
+	b.WriteString("The same implementation under the names and parameters of Claude Code's own tools, which Claude models know. Required parameters are in bold.\n\n")
+	b.WriteString("| Tool | Parameters | Built on | What it does |\n|---|---|---|---|\n")
+	for _, tool := range claude {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		raw, _ := json.Marshal(tool.InputSchema)
+		_ = json.Unmarshal(raw, &schema)
+		names := make([]string, 0, len(schema.Properties))
+		for n := range schema.Properties {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			ri, rj := slices.Contains(schema.Required, names[i]), slices.Contains(schema.Required, names[j])
+			if ri != rj {
+				return ri
+			}
+			return names[i] < names[j]
+		})
+		var params []string
+		for _, n := range names {
+			p := "`" + n + "`"
+			if slices.Contains(schema.Required, n) {
+				p = "**" + p + "**"
+			}
+			params = append(params, p)
+		}
+		first, _, _ := strings.Cut(tool.Description, "\n")
+		if i := strings.Index(first, ". "); i >= 0 {
+			first = first[:i+1]
+		}
+		fmt.Fprintf(b, "| `%s` | %s | `%s` | %s |\n", tool.Name, strings.Join(params, ", "), tools.ClaudeTwins[tool.Name], strings.NewReplacer("|", "\\|", "*", "\\*").Replace(first))
+	}
+	b.WriteString("\n")
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -38,12 +40,14 @@ type GrepArgs struct {
 	HeadLimit  int        `json:"head_limit,omitempty" jsonschema:"Show at most this many entries (files, output lines or counts, depending on output_mode). Default: as many as fit the output budget."`
 	Offset     int        `json:"offset,omitempty" jsonschema:"Skip this many entries first, to page through long results together with head_limit."`
 	Hidden     bool       `json:"hidden,omitempty" jsonschema:"Also search hidden files and directories (names starting with '.'); .git is never searched."`
-	NoIgnore   bool       `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude."`
+	// onlyMatching shows only the matched parts of lines (Claude Code's Grep -o).
+	onlyMatching bool
+	NoIgnore     bool `json:"no_ignore,omitempty" jsonschema:"Also search files excluded by .gitignore, .ignore and .git/info/exclude, and node_modules directories."`
 }
 
 const grepDescription = `Search file contents with a regular expression (RE2 syntax), like ripgrep. Searches the working directory by default, recursively, in parallel.
 
-- Skips, and counts at the end of the result, hidden files, files excluded by .gitignore/.ignore, binary files and files over the size limit; set hidden or no_ignore to include them. Every result ends with a line saying what was searched and what was not, so an empty result is real.
+- Skips, and counts at the end of the result, hidden files, files excluded by .gitignore/.ignore, node_modules directories, binary files and files over the size limit; set hidden or no_ignore to include them. Every result ends with a line saying what was searched and what was not, so an empty result is real.
 - output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context) or count.
 - Each line is matched on its own unless multiline is true.
 - Results are paged: head_limit and offset select entries; the note at the end says how to get more.
@@ -63,12 +67,12 @@ func addGrep(s *mcp.Server, h *handlers) {
 	}
 	typ := schema.Properties["type"]
 	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "grep",
 		Title:       "Search file contents",
 		Description: grepDescription,
 		InputSchema: schema,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Search file contents", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.grep)
 }
 
@@ -113,10 +117,14 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		}
 		fmt.Fprintf(&b, "No %s for %q in %s\n", what, in.Pattern, shown)
 	} else {
-		writeGrepResult(&b, res, mode, p, relativizer(sess.Cwd(), root, shown), in.LineNums == nil || *in.LineNums, before+after > 0)
+		var only *regexp.Regexp
+		if in.onlyMatching && mode == search.Content {
+			only = onlyMatchingRE(in)
+		}
+		writeGrepResult(&b, res, mode, p, relativizer(sess.Cwd(), root, shown), in.LineNums == nil || *in.LineNums, before+after > 0 && only == nil, only)
 	}
 	b.WriteString(p.note())
-	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize))
+	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize, h.face()))
 	return text(b.String()), nil, nil
 }
 
@@ -139,7 +147,7 @@ func checkGrepArgs(in GrepArgs) (search.Mode, error) {
 }
 
 // writeGrepResult writes the matches found, one page of them, in the mode asked for.
-func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mode, p *pager, rel func(string) string, lineNums, context bool) {
+func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mode, p *pager, rel func(string) string, lineNums, context bool, only *regexp.Regexp) {
 	switch mode {
 	case search.FilesWithMatches:
 		fmt.Fprintf(b, "Found %s (newest first):\n", plural(res.MatchedFiles, "file"))
@@ -167,17 +175,41 @@ func writeGrepResult(b *strings.Builder, res *search.GrepResult, mode search.Mod
 		if total < p.keep() {
 			p.total = total // it collected every line, so the total is known
 		}
-		p.formatContent(b, res.Files, rel, lineNums, context)
+		if only != nil {
+			p.total = -1 // entries are matches, not lines: their number is not known
+		}
+		p.formatContent(b, res.Files, rel, lineNums, context, only)
 	}
 }
 
 // formatContent writes content-mode lines in ripgrep's style: path:num:text for matches,
 // path-num-text for context and, when there is context, "--" between groups that are not
 // adjacent.
-func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums, context bool) {
+//
+// With only, matching lines show each part only matches, one a line, and context lines
+// are left out.
+func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel func(string) string, nums, context bool, only *regexp.Regexp) {
 	for fi, f := range files {
 		path := rel(f.Path)
 		for i, l := range f.Output {
+			if only != nil {
+				if !l.Match {
+					continue
+				}
+				for _, m := range only.FindAllString(l.Text, -1) {
+					if m == "" {
+						continue
+					}
+					s := path + ":"
+					if nums {
+						s += strconv.Itoa(l.Num) + ":"
+					}
+					if !p.add(b, s+m+"\n") {
+						return
+					}
+				}
+				continue
+			}
 			sep := "-"
 			if l.Match {
 				sep = ":"
@@ -201,6 +233,27 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 			}
 		}
 	}
+}
+
+// onlyMatchingRE is the pattern as grep matched it, for picking out the matched parts of
+// lines. The search already accepted the pattern, so it compiles.
+func onlyMatchingRE(in GrepArgs) *regexp.Regexp {
+	flags := ""
+	if in.IgnoreCase {
+		flags += "i"
+	}
+	if in.Multiline {
+		flags += "s"
+	}
+	pat := in.Pattern
+	if flags != "" {
+		pat = "(?" + flags + ")" + pat
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return regexp.MustCompile(regexp.QuoteMeta(in.Pattern))
+	}
+	return re
 }
 
 // filter builds the walk filter shared by grep and find.
@@ -337,15 +390,16 @@ func (p *pager) note() string {
 
 // skippedNote says what a search looked at and what it left out and why, so that the
 // model can tell absence from blindness.
-func skippedNote(searched int, what string, s search.Skipped, maxSize int64) string {
+func skippedNote(searched int, what string, s search.Skipped, maxSize int64, f *face) string {
 	var parts []string
 	add := func(n int, text string) {
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, text))
 		}
 	}
-	add(s.Ignored, "ignored by .gitignore/.ignore (no_ignore: true includes them)")
-	add(s.Hidden, "hidden (hidden: true includes them)")
+	add(s.Ignored, "ignored by .gitignore/.ignore "+f.include.ignored)
+	add(s.Deps, "node_modules "+f.include.deps)
+	add(s.Hidden, "hidden "+f.include.hidden)
 	add(s.Binary, "binary")
 	add(s.TooLarge, fmt.Sprintf("over the %s size limit (--max-file-size)", size(maxSize)))
 	add(s.Special, "special: FIFOs, sockets, devices (never opened)")
@@ -359,8 +413,8 @@ func skippedNote(searched int, what string, s search.Skipped, maxSize int64) str
 		return "[" + head + "Nothing was skipped.]"
 	}
 	note := "[" + head + "Not searched: " + strings.Join(parts, ", ") + "."
-	if s.Ignored+s.Hidden > 0 {
-		note += " Ignored and hidden directories count once and were not entered."
+	if s.Ignored+s.Hidden+s.Deps > 0 {
+		note += " Ignored, hidden and node_modules directories count once and were not entered."
 	}
 	return note + "]"
 }

@@ -36,6 +36,9 @@ func testConfig(t *testing.T) config.Config {
 		LogFormat:             "text",
 		Shell:                 "/bin/bash",
 		Version:               "test",
+		// Most tests read results through their structured form; tests of the default,
+		// text-only results turn it off.
+		StructuredOutput: true,
 	}
 }
 

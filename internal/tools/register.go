@@ -23,7 +23,13 @@ import (
 //
 // A handler's error becomes an isError result with a code ([errorResult]); arguments that
 // do not fit the input schema get INVALID_ARGUMENT and a hint.
-func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+//
+// Results are text only unless --structured-output is set: then a handler's structured
+// result becomes structuredContent, described by an outputSchema. Some clients (Claude
+// Code) show the model only the structured form when there is one, so by default the
+// model reads the text, with its layout and hints.
+func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	structuredOn := hs.Config.StructuredOutput
 	tt := *t
 	if tt.InputSchema == nil {
 		tt.InputSchema = mustSchema(reflect.TypeFor[In]())
@@ -36,7 +42,7 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 	quick := newQuickCheck(schema)
 	// A typed nil result is shown as the zero value of what it points to, never null.
 	var zeroOut any
-	if rt := reflect.TypeFor[Out](); rt != reflect.TypeFor[any]() {
+	if rt := reflect.TypeFor[Out](); structuredOn && rt != reflect.TypeFor[any]() {
 		if rt.Kind() == reflect.Pointer {
 			rt = rt.Elem()
 			zeroOut = reflect.Zero(rt).Interface()
@@ -61,7 +67,7 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 		if zeroOut != nil && reflect.ValueOf(out).IsNil() {
 			structured = zeroOut
 		}
-		if structured != nil {
+		if structured != nil && structuredOn {
 			b, err := json.Marshal(structured)
 			if err != nil {
 				return nil, fmt.Errorf("encoding the %s result: %w", t.Name, err)

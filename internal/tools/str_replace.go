@@ -27,7 +27,7 @@ const strReplaceDescription = "Replace text in a file.\n\n" +
 	"The result shows the edited lines with their numbers. When old_str is not found, the error shows the closest lines of the file with the differences quoted; when it matches several places, their line numbers."
 
 func addStrReplace(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:  "str_replace",
 		Title: "Replace text in a file",
 		Description: fmt.Sprintf(strReplaceDescription, ifViewRule(h,

@@ -13,4 +13,17 @@ var table = []entry{
 	{"str_replace_editor", compat, addEditor},
 	{"grep", always, addGrep},
 	{"find", always, addFind},
+
+	// --tools claude-code: Claude Code's names and parameters, on the same handlers.
+	{"Bash", ccShell, addCCBash},
+	{"BashOutput", ccShell, addBashOutput},
+	{"KillShell", ccShell, addKillShell},
+	{"TaskOutput", ccShell, addTaskOutputAlias},
+	{"TaskStop", ccShell, addTaskStop},
+	{"Read", ccFiles, addRead},
+	{"Write", ccFiles, addWrite},
+	{"Edit", ccFiles, addEdit},
+	{"MultiEdit", ccFiles, addMultiEdit},
+	{"Glob", ccFiles, addGlob},
+	{"Grep", ccFiles, addCCGrep},
 }

@@ -45,6 +45,7 @@ type TaskResult struct {
 	StderrTruncated bool   `json:"stderr_truncated,omitempty" jsonschema:"The new standard error was longer than the budget."`
 	StdoutFile      string `json:"stdout_file,omitempty" jsonschema:"File holding the task's full standard output, when truncated."`
 	StderrFile      string `json:"stderr_file,omitempty" jsonschema:"File holding the task's full standard error, when truncated."`
+	Hint            string `json:"hint,omitempty" jsonschema:"What the text result says besides the output, such as that there was no new output since the previous read."`
 }
 
 // TaskListResult is task_list's structured result.
@@ -61,7 +62,7 @@ type TaskInfo struct {
 }
 
 func addTaskOutput(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name: "task_output",
 		Description: `Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
@@ -71,7 +72,7 @@ Set wait_ms to block until new output arrives or the task ends, instead of polli
 }
 
 func addTaskKill(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "task_kill",
 		Description: `Stop a background task started by bash with run_in_background: its whole process group gets SIGTERM, then SIGKILL after a grace period. Returns its final status and any output not yet read. Killing a task that already ended is not an error.`,
 		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: ptr(true)},
@@ -79,7 +80,7 @@ func addTaskKill(s *mcp.Server, h *handlers) {
 }
 
 func addTaskList(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "task_list",
 		Description: `List this session's background tasks with their command, status and running time. Tasks end when the session closes.`,
 		Annotations: &mcp.ToolAnnotations{Title: "List background tasks", ReadOnlyHint: true},
@@ -99,7 +100,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, taskError(err, sess)
 	}
-	out := taskResult(snap)
+	out := taskResult(snap, h.face())
 	return text(formatTask(out)), out, nil
 }
 
@@ -115,7 +116,7 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if err != nil {
 		return nil, nil, taskError(err, sess)
 	}
-	out := taskResult(snap)
+	out := taskResult(snap, h.face())
 	return text(formatTask(out)), out, nil
 }
 
@@ -144,16 +145,22 @@ func taskDuration(t *tasks.Task) time.Duration {
 	return time.Since(t.Started)
 }
 
-func taskResult(snap tasks.Snapshot) *TaskResult {
+func taskResult(snap tasks.Snapshot, f *face) *TaskResult {
 	t := snap.Task
 	out := &TaskResult{TaskID: t.ID, Status: snap.Status, Running: snap.Running, DurationMS: taskDuration(t).Milliseconds()}
 	if res, ok := t.Result(); ok && !snap.Running {
 		out.ExitCode, out.Signal = &res.ExitCode, res.Signal
 	}
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = snap.Stdout.Text, snap.Stdout.Truncated, snap.Stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = snap.Stderr.Text, snap.Stderr.Truncated, snap.Stderr.SpillPath
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(snap.Stdout.Text), snap.Stdout.Truncated, snap.Stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(snap.Stderr.Text), snap.Stderr.Truncated, snap.Stderr.SpillPath
+	if out.Stdout == "" && out.Stderr == "" {
+		out.Hint = noNewOutput
+	}
 	return out
 }
+
+// noNewOutput is the hint of a task read that found nothing new.
+const noNewOutput = "(no new output)"
 
 func formatTask(r *TaskResult) string {
 	var b strings.Builder
@@ -161,8 +168,8 @@ func formatTask(r *TaskResult) string {
 	if r.ExitCode != nil {
 		fmt.Fprintf(&b, "exit_code: %d\n", *r.ExitCode)
 	}
-	if r.Stdout == "" && r.Stderr == "" {
-		b.WriteString("(no new output)\n")
+	if r.Hint != "" {
+		b.WriteString(r.Hint + "\n")
 	}
 	for _, blk := range []struct{ name, s string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
 		if blk.s == "" {

@@ -45,6 +45,8 @@ const (
 	shellTools              // bash and background tasks; off with --no-bash
 	split                   // view, str_replace, create_file; off with --anthropic-compat
 	compat                  // str_replace_editor; on with --anthropic-compat
+	ccShell                 // Claude Code's Bash and background task tools; with --tools claude-code, off with --no-bash
+	ccFiles                 // Claude Code's file and search tools; with --tools claude-code
 )
 
 // entry is one row of the tool table.
@@ -69,7 +71,12 @@ func (e entry) enabled(cfg *config.Config) bool {
 	if slices.Contains(cfg.DisableTools, e.name) {
 		return false
 	}
+	if claude := e.group == ccShell || e.group == ccFiles; claude != (cfg.Tools == toolsClaudeCode) {
+		return false
+	}
 	switch e.group {
+	case ccShell:
+		return !cfg.NoBash
 	case shellTools:
 		return !cfg.NoBash
 	case split:

@@ -25,17 +25,20 @@ type ViewArgs struct {
 	ViewRange lineRange `json:"view_range,omitempty" jsonschema:"Lines to show as [start, end]: numbered from 1, both included; end -1 means to the end of the file. Without it a file shows its first 2000 lines. Only for files."`
 }
 
-const viewDescription = "Read a file or list a directory.\n\n" +
+var viewDescription = "Read a file or list a directory.\n\n" +
 	"A text file comes back as numbered lines in `cat -n` format: the line number right-aligned in 6 columns, a tab, then the line. The numbers are not part of the file: leave them out of str_replace's old_str. " +
-	"Without view_range the first 2000 lines are shown, with a note saying how to see more; view_range [start, end] shows lines start to end (end -1 reads to the end; an end past the last line is clamped and the note says so). " +
+	"Without view_range the first 2000 lines are shown, with a note saying how to see more; at most " + viewBudgetText + " are shown in one call, and the note names the view_range that continues; view_range [start, end] shows lines start to end (end -1 reads to the end; an end past the last line is clamped and the note says so). " +
 	"Lines longer than 2000 characters are cut with a note. Ranges read only the lines they need, so they also work on files over the size limit, which otherwise are refused.\n\n" +
 	"A directory lists its files and subdirectories two levels deep, sorted: directories end in /, symlinks show as name -> target (not followed), dotfiles are shown, .git and node_modules are skipped.\n\n" +
 	"PNG, JPEG, GIF and WebP files come back as images; SVG files are text. Binary files, FIFOs, sockets and devices are refused."
 
+// viewBudgetText states the budget in descriptions.
+var viewBudgetText = fmt.Sprintf("%d characters", viewBudget)
+
 const viewRuleNote = " Viewing a file is what lets you edit it with str_replace."
 
 func addView(s *mcp.Server, h *handlers) {
-	addTool(s, &mcp.Tool{
+	addTool(s, h, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
 		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
@@ -49,13 +52,14 @@ func (h *handlers) view(ctx context.Context, req *mcp.CallToolRequest, in ViewAr
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := h.viewPath(ctx, sess, in.Path, in.ViewRange)
+	res, err := h.viewPath(ctx, sess, in.Path, in.ViewRange, false)
 	return res, nil, err
 }
 
 // viewPath is view, shared with str_replace_editor: a directory listing, an image, or
-// numbered lines; viewing a file records it as seen.
-func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path string, rng lineRange) (*mcp.CallToolResult, error) {
+// numbered lines; viewing a file records it as seen. With openEnd the range's end was not
+// asked for (Read without limit), so reaching the end of the file early is not noted.
+func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path string, rng lineRange, openEnd bool) (*mcp.CallToolResult, error) {
 	abs, err := sess.Resolve(path)
 	if err != nil {
 		return nil, err
@@ -93,12 +97,16 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	}
 	sess.MarkSeen(abs, session.Digest(v.Digest))
 	sess.Remember(abs, v.Content)
-	return text(formatView(abs, v, h.Config.MaxFileSize)), nil
+	if openEnd {
+		v.AskedEnd = 0
+	}
+	return text(formatView(abs, v, h.Config.MaxFileSize, h.face())), nil
 }
 
-func formatView(abs string, v *files.FileView, limit int64) string {
+func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 	var b strings.Builder
-	b.WriteString(v.Text)
+	kept, shown, cut := cutToBudget(v.Text, viewBudget)
+	b.WriteString(kept)
 	note := func(format string, args ...any) {
 		b.WriteString("[")
 		fmt.Fprintf(&b, format, args...)
@@ -107,12 +115,19 @@ func formatView(abs string, v *files.FileView, limit int64) string {
 	switch {
 	case v.Lines == 0:
 		note("%s is empty", abs)
+	case cut:
+		last := v.First + shown - 1
+		of := ""
+		if v.Lines > 0 {
+			of = " of " + count(int64(v.Lines))
+		}
+		note("Showing lines %d-%d%s (output budget %d characters); continue with %s", v.First, last, of, viewBudget, f.more(last+1, shown))
 	case v.Capped:
 		note("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
 	case v.AskedEnd != 0:
-		note("view_range end %d is past the end of the file, which has %s: showed lines %d-%d", v.AskedEnd, plural(v.Lines, "line"), v.First, v.Last)
+		note("The range's end %d is past the end of the file, which has %s: showed lines %d-%d", v.AskedEnd, plural(v.Lines, "line"), v.First, v.Last)
 	case v.More && v.First == 1 && v.Last == files.DefaultLines:
-		note("Showed lines 1-%d; the file goes on (%s bytes in all). view_range [%d, %d] shows the next %d lines", v.Last, count(v.Size), v.Last+1, v.Last+files.DefaultLines, files.DefaultLines)
+		note("Showed lines 1-%d; the file goes on (%s bytes in all). %s shows the next %d lines", v.Last, count(v.Size), f.more(v.Last+1, files.DefaultLines), files.DefaultLines)
 	}
 	if v.Cut > 0 {
 		note("%d line(s) longer than %d characters were cut; grep, or bash (cut -c, fold), shows the rest", v.Cut, files.MaxLineChars)

@@ -1,0 +1,4 @@
+package tools
+
+// ClaudeTwins exposes ccTwins to the README generator.
+var ClaudeTwins = ccTwins

@@ -1,0 +1,69 @@
+package tools
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Tool sets (--tools).
+const (
+	toolsBoris      = "boris"
+	toolsClaudeCode = "claude-code"
+)
+
+// face names the tools and parameters that hints in results point to, so that a hint
+// shown by a Claude Code-named tool names Claude Code's tools.
+type face struct {
+	taskOutput, taskKill string // tools that read and stop a background task
+	taskIDArg            string // their parameter naming the task
+	waitHint             string // how to wait for more output, after the task id
+	// more says how to ask for the lines from line first on, n at a time.
+	more func(first, n int) string
+	// output rewords the follow-ups named in truncated command output.
+	output func(string) string
+	// include says how to search what a search skipped, by reason.
+	include struct{ ignored, deps, hidden string }
+}
+
+var borisFace = face{
+	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", waitHint: ", wait_ms to wait for more",
+	more:   func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
+	output: func(s string) string { return s },
+	include: struct{ ignored, deps, hidden string }{
+		"(no_ignore: true includes them)", "(no_ignore: true, or a path inside one, includes them)", "(hidden: true includes them)",
+	},
+}
+
+var claudeFace = face{
+	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id",
+	more:   func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
+	output: claudeFollowUp,
+	include: struct{ ignored, deps, hidden string }{
+		"(Bash with grep -r or find searches them)", "(a path inside one searches it)", "(Bash with grep -r or find searches them)",
+	},
+}
+
+// viewFollowUp is the follow-up a truncation marker names for reading omitted lines.
+var viewFollowUp = regexp.MustCompile(`Read them with view \(path (\S+), view_range \[(\d+), (\d+)\]\) or bash:`)
+
+// claudeFollowUp names Read and Bash in truncation markers instead of view and bash.
+func claudeFollowUp(s string) string {
+	if !viewFollowUp.MatchString(s) {
+		return s
+	}
+	return viewFollowUp.ReplaceAllStringFunc(s, func(m string) string {
+		g := viewFollowUp.FindStringSubmatch(m)
+		first, _ := strconv.Atoi(g[2])
+		last, _ := strconv.Atoi(g[3])
+		return fmt.Sprintf("Read them with Read (file_path %s, offset %d, limit %d) or Bash:", g[1], first, last-first+1)
+	})
+}
+
+// face returns the naming of the tool set this server offers.
+func (h *handlers) face() *face {
+	if h.Config.Tools == toolsClaudeCode {
+		return &claudeFace
+	}
+	return &borisFace
+}
