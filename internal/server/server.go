@@ -8,12 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -26,6 +28,7 @@ type Server struct {
 	cfg    *config.Config
 	log    *slog.Logger
 	scope  *pathscope.Resolver
+	policy *confine.Policy
 	env    []string
 	mcp    *mcp.Server
 	closed chan struct{}
@@ -49,6 +52,19 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
+	policy, err := confine.New(confine.Options{
+		Mode:    cfg.ConfineBash,
+		Dirs:    scope.Roots(),
+		Write:   cfg.ConfineWrite,
+		Read:    cfg.ConfineRead,
+		Network: cfg.ConfineNetwork,
+		MaxABI:  cfg.LandlockABI,
+		Getenv:  envLookup(environ),
+	})
+	if err != nil {
+		return nil, err
+	}
+	logConfinement(log, cfg, policy)
 	if !cfg.NoBash {
 		// Commands' orphans come back to Boris to be reaped rather than linger as zombies.
 		if err := shell.AdoptOrphans(); err != nil {
@@ -59,6 +75,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		cfg:      cfg,
 		log:      log,
 		scope:    scope,
+		policy:   policy,
 		env:      commandEnv(environ, cfg.Token),
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session.Session),
@@ -66,16 +83,19 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		httpSessions: make(map[string]bool),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions: tools.Instructions(cfg, scope),
+		Instructions: tools.Instructions(cfg, scope, policy),
 		Logger:       sdkLogger(cfg, log),
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
 		},
 	})
-	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
+	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
 	s.mcp.AddReceivingMiddleware(s.audit)
 	return s, nil
 }
+
+// Confinement returns how commands are confined.
+func (s *Server) Confinement() *confine.Policy { return s.policy }
 
 // MCP returns the underlying MCP server, for in-process transports.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -101,6 +121,7 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 		Scope:   s.scope,
 		Env:     s.env,
 		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit},
+		Confine: s.policy,
 	})
 	s.sessions[ss] = st
 	s.waiters.Go(func() {
@@ -161,6 +182,35 @@ func (s *Server) closeStates() {
 	s.mu.Unlock()
 	for _, st := range states {
 		_ = st.Close()
+	}
+}
+
+// logConfinement says at startup how commands are confined, and warns when --allow-dir
+// cannot hold for them.
+func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
+	if cfg.NoBash {
+		return
+	}
+	switch {
+	case p.Confined():
+		log.Info("commands confined", "landlock_abi", p.ABI(), "rules", p.String())
+	case len(cfg.AllowDirs) > 0 && cfg.ConfineBash != confine.Off:
+		log.Warn("commands not confined to the allowed directories", "reason", p.Why())
+	}
+	if !p.Paths() && (len(cfg.ConfineRead) > 0 || len(cfg.ConfineWrite) > 0) {
+		log.Warn("--confine-read and --confine-write have no effect: commands are not confined to paths", "reason", p.Why())
+	}
+}
+
+// envLookup returns a getenv that reads environ.
+func envLookup(environ []string) func(string) string {
+	return func(key string) string {
+		for _, kv := range slices.Backward(environ) {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
 	}
 }
 

@@ -50,6 +50,10 @@ type Command struct {
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
+	// Launch, if set, is given the function that starts the shell, and runs it before
+	// returning: a confinement domain runs it on a thread of its own, so that the shell
+	// and everything it starts are confined. An error means the shell was not started.
+	Launch func(start func()) error
 }
 
 // Stream names an output stream.
@@ -219,12 +223,20 @@ func Start(c Command) (*Process, error) {
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
 	// watched through the pidfd, and exec's per-call work (copying the environment into
 	// a map to deduplicate it, opening /dev/null) is not needed here.
-	pid, err := syscall.ForkExec(c.Shell, append([]string{filepath.Base(c.Shell)}, inv.args...), &syscall.ProcAttr{
-		Dir:   c.Dir,
-		Env:   inv.env,
-		Files: files,
-		Sys:   sys,
-	})
+	var pid int
+	start := func() {
+		pid, err = syscall.ForkExec(c.Shell, append([]string{filepath.Base(c.Shell)}, inv.args...), &syscall.ProcAttr{
+			Dir:   c.Dir,
+			Env:   inv.env,
+			Files: files,
+			Sys:   sys,
+		})
+	}
+	if c.Launch == nil {
+		start()
+	} else if lerr := c.Launch(start); lerr != nil {
+		err = lerr
+	}
 	if err != nil {
 		return fail(fmt.Errorf("starting %s in %s: %w", c.Shell, c.Dir, err))
 	}
