@@ -40,7 +40,7 @@ type Config struct {
 	ConfineRead    []string // absolute paths confined commands may also read
 	ConfineWrite   []string // absolute directories confined commands may also write
 	ConfineNetwork bool     // confined commands may not use TCP
-	LandlockABI    int      // use at most this Landlock ABI; -1: what the kernel has
+	LandlockABI    int      // use at most this Landlock ABI: 0, what the kernel has; < 0, none
 
 	NoBash                bool
 	DisableTools          []string
@@ -83,7 +83,7 @@ type cli struct {
 	ConfineRead     []string         `help:"Let confined commands also read and run programs beneath this path (repeatable)." sep:"none" placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
 	ConfineWrite    []string         `help:"Let confined commands also write beneath this directory (repeatable)." sep:"none" placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
 	ConfineNetwork  bool             `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later)." envvar:"BORIS_CONFINE_NETWORK"`
-	LandlockABI     int              `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: as if there were no Landlock)." default:"-1" envvar:"BORIS_LANDLOCK_ABI"`
+	LandlockABI     int              `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: what the kernel has; -1: as if there were no Landlock)." default:"0" envvar:"BORIS_LANDLOCK_ABI"`
 	NoBash          bool             `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string         `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`

@@ -69,7 +69,7 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff(false, c.RequireViewBeforeEdit) }},
 		{"confine defaults", nil, nil,
 			func(c Config) string {
-				return cmp.Diff([]any{"auto", false, -1}, []any{c.ConfineBash, c.ConfineNetwork, c.LandlockABI})
+				return cmp.Diff([]any{"auto", false, 0}, []any{c.ConfineBash, c.ConfineNetwork, c.LandlockABI})
 			}},
 		{"confine flags", []string{"--confine-bash", "on", "--confine-read", dir, "--confine-write", dir, "--confine-write", "/tmp", "--confine-network"}, nil,
 			func(c Config) string {

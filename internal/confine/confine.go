@@ -42,8 +42,8 @@ type Options struct {
 	Write, Read []string
 	// Network forbids TCP connections and listening on TCP ports.
 	Network bool
-	// MaxABI caps the Landlock ABI used; 0 acts as a kernel without Landlock, and a
-	// negative value means no cap.
+	// MaxABI caps the Landlock ABI used, as on an older kernel: 0 means no cap, and a
+	// negative value acts as a kernel without Landlock.
 	MaxABI int
 	// Getenv reads the environment commands start with: PATH and GOROOT to find the Go
 	// and Node toolchains, HOME and XDG_CONFIG_HOME to find git's configuration. Nil reads
@@ -95,9 +95,9 @@ var systemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random
 func New(o Options) (*Policy, error) {
 	abi := kernelABI()
 	why := unsupported()
-	if o.MaxABI >= 0 && abi > o.MaxABI {
-		abi = o.MaxABI
-		why = fmt.Sprintf("Landlock is capped at ABI %d by --landlock-abi", o.MaxABI)
+	if o.MaxABI != 0 && abi > max(o.MaxABI, 0) {
+		abi = max(o.MaxABI, 0)
+		why = fmt.Sprintf("Landlock is capped at ABI %d by --landlock-abi", abi)
 	}
 	p := &Policy{abi: abi}
 	switch o.Mode {
@@ -328,6 +328,9 @@ func (p *Policy) String() string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// KernelABI returns the Landlock ABI version this kernel offers: 0 when it has none.
+func KernelABI() int { return kernelABI() }
 
 // Describe returns what the kernel offers, for --version and the startup log: the
 // Landlock ABI version, or why there is none.

@@ -112,7 +112,8 @@ type Domain struct {
 
 // Domain makes a new Domain: what p allows, plus write (read, write and run beneath)
 // and read (read only) for this domain's commands alone. Paths that do not exist are
-// left out.
+// left out. The first Domain makes Boris's process undumpable, so that commands, which
+// lose CAP_SYS_PTRACE, cannot trace it or read its memory or environment.
 func (p *Policy) Domain(write, read []string) (*Domain, error) {
 	if !p.Confined() {
 		return nil, errors.New("commands are not confined")
@@ -123,6 +124,9 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 	}
 	for _, r := range read {
 		rules = append(rules, rule{r, readOnly})
+	}
+	if err := undumpable(); err != nil {
+		return nil, err
 	}
 	d := &Domain{work: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan error, 1)
@@ -136,8 +140,16 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 // serve restricts the thread it runs on, then runs what [Domain.Launch] hands it until
 // the Domain closes. It never unlocks the thread, so the thread ends with it.
 func (d *Domain) serve(p *Policy, rules []rule, ready chan<- error) {
-	defer close(d.done)
 	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread: the runtime never ends it, and it is the process as /proc and
+		// kill(2) see it. Move on to another thread; holding this one meanwhile keeps the
+		// new goroutine off it.
+		go d.serve(p, rules, ready)
+		runtime.UnlockOSThread()
+		return
+	}
+	defer close(d.done)
 	if err := restrictThread(p, rules); err != nil {
 		ready <- err
 		return
@@ -203,6 +215,9 @@ func restrictThread(p *Policy, rules []rule) error {
 			}
 		}
 	}
+	if err := dropPtrace(); err != nil {
+		return err
+	}
 	// Needed to restrict oneself without CAP_SYS_ADMIN; it also keeps set-user-ID programs
 	// from gaining privileges the domain could not hold them to.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -210,6 +225,41 @@ func restrictThread(p *Policy, rules []rule) error {
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return fmt.Errorf("entering the Landlock domain: %w", errno)
+	}
+	return nil
+}
+
+// undumpable makes Boris's process not dumpable, once: only a process with
+// CAP_SYS_PTRACE may then trace it or read its memory and environment through /proc.
+var undumpable = sync.OnceValue(func() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the server undumpable: %w", err)
+	}
+	return nil
+})
+
+// dropPtrace takes CAP_SYS_PTRACE from the calling thread, and so from the commands it
+// starts, set-user-ID programs included. A Domain's thread shares its domain with the
+// commands, and Landlock lets a process trace another in its own domain; with Boris
+// undumpable, a command cannot then reach into Boris through that thread.
+func dropPtrace() error {
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && err != unix.EPERM {
+		return fmt.Errorf("dropping CAP_SYS_PTRACE: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %w", err)
+	}
+	const ptrace = 1 << unix.CAP_SYS_PTRACE
+	if (data[0].Effective|data[0].Permitted|data[0].Inheritable)&ptrace == 0 {
+		return nil
+	}
+	data[0].Effective &^= ptrace
+	data[0].Permitted &^= ptrace
+	data[0].Inheritable &^= ptrace
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("dropping CAP_SYS_PTRACE: %w", err)
 	}
 	return nil
 }
