@@ -176,3 +176,43 @@ func TestDomainConfinesOnlyItsThread(t *testing.T) {
 		t.Errorf("Launch after Close = %v, want ErrClosed", err)
 	}
 }
+
+// BenchmarkLaunch is what confinement adds to starting a command: the hand-off to the
+// domain's thread and back.
+func BenchmarkLaunch(b *testing.B) {
+	if KernelABI() < 1 {
+		b.Skip("no Landlock")
+	}
+	p, err := New(Options{Mode: On, Dirs: []string{b.TempDir()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := p.Domain(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	for b.Loop() {
+		if err := d.Launch(func() {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDomain is the cost of a session's first confined command: making its domain.
+func BenchmarkDomain(b *testing.B) {
+	if KernelABI() < 1 {
+		b.Skip("no Landlock")
+	}
+	p, err := New(Options{Mode: On, Dirs: []string{b.TempDir()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		d, err := p.Domain(nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
+}
