@@ -254,7 +254,7 @@ type confinement struct {
 	err    error
 }
 
-// Launcher returns what starts the session's commands ([shell.Command.Launch]): nil when
+// Launcher returns what starts the session's commands (a shell.Command's Launch): nil when
 // they run unconfined, else the launcher of the session's confinement domain. The domain
 // is made on first use, with a private temporary directory that commands may write in,
 // and that the session's TMPDIR names from then on; it and its processes' access end with
@@ -262,6 +262,12 @@ type confinement struct {
 func (s *Session) Launcher() (func(start func()) error, error) {
 	if s.policy == nil || !s.policy.Confined() {
 		return nil, nil
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("session is closed")
 	}
 	s.confine.once.Do(func() { s.confine.domain, s.confine.err = s.newDomain() })
 	if s.confine.err != nil {
