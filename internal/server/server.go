@@ -52,12 +52,16 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
+	mode := cfg.ConfineBash
+	if cfg.NoBash {
+		mode = confine.Off // no commands to confine
+	}
 	policy, err := confine.New(confine.Options{
-		Mode:    cfg.ConfineBash,
+		Mode:    mode,
 		Dirs:    scope.Roots(),
 		Write:   cfg.ConfineWrite,
 		Read:    cfg.ConfineRead,
-		Network: cfg.ConfineNetwork,
+		Network: cfg.ConfineNetwork && !cfg.NoBash,
 		MaxABI:  cfg.LandlockABI,
 		Getenv:  envLookup(environ),
 	})
