@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/server"
 	"github.com/mjkoo/boris/internal/shell"
 )
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 
 	if cfg.Transport == "stdio" {
-		log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir)
+		log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir, "landlock", confine.Describe())
 		return srv.RunStdio(ctx, stdin, stdout)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return fmt.Errorf("listening on %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
 	log.Info("serving http", "url", "http://"+ln.Addr().String()+"/mcp", "version", cfg.Version,
-		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless)
+		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless, "landlock", confine.Describe())
 	return srv.Serve(ctx, ln)
 }
 

@@ -594,3 +594,41 @@ for f in environ cmdline mem; do echo "== $f"; head -c 1000000 /proc/%d/$f 2>&1 
 		})
 	}
 }
+
+// TestConfinedCommands: the built binary confines commands to --allow-dir where the kernel
+// has Landlock, and stays unconfined itself.
+func TestConfinedCommands(t *testing.T) {
+	t.Parallel()
+	var landlock bytes.Buffer
+	version := exec.Command(binary, "--version")
+	version.Stdout = &landlock
+	if err := version.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(landlock.String(), "Landlock ABI") {
+		t.Skipf("no Landlock: %s", landlock.String())
+	}
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("top secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := stdioClient(t, "--allow-dir", dir, "--workdir", dir)
+	for command, wantOK := range map[string]bool{
+		"cat " + secret:                           false,
+		"echo x > " + outside + "/f":              false,
+		"echo in > f && cat f && ls / >/dev/null": true,
+	} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if strings.HasPrefix(text, "exit_code: 0\n") != wantOK || strings.Contains(text, "top secret") {
+			t.Errorf("bash(%q) = %s", command, text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Errorf("a confined command wrote outside the allowed directory")
+	}
+}

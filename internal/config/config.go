@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/mjkoo/boris/internal/confine"
 )
 
 // Config is the server's settings after parsing and validation. It is never modified after
@@ -31,6 +33,14 @@ type Config struct {
 
 	AllowDirs []string // as given; pathscope makes them canonical
 	DenyDirs  []string // plain directories or doublestar patterns
+
+	// ConfineBash says whether commands are confined to the allowed directories with
+	// Landlock: "auto", "on" or "off" (see package confine). "" means "auto".
+	ConfineBash    string
+	ConfineRead    []string // absolute paths confined commands may also read
+	ConfineWrite   []string // absolute directories confined commands may also write
+	ConfineNetwork bool     // confined commands may not use TCP
+	LandlockABI    int      // use at most this Landlock ABI: 0, what the kernel has; < 0, none
 
 	NoBash                bool
 	DisableTools          []string
@@ -115,6 +125,11 @@ type cli struct {
 	Timeout         int              `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir        []string         `help:"Confine file tools to this directory (repeatable; relative to --workdir)." sep:"none" placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
 	DenyDir         []string         `help:"Hide a path, a name at any depth (no slash, such as '.env') or a doublestar pattern such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." sep:"none" placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
+	ConfineBash     string           `help:"Confine commands to the --allow-dir directories with Landlock: auto (when --allow-dir is set and the kernel can), on (or refuse to start), off." default:"auto" enum:"auto,on,off" envvar:"BORIS_CONFINE_BASH"`
+	ConfineRead     []string         `help:"Let confined commands also read and run programs beneath this path (repeatable)." sep:"none" placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
+	ConfineWrite    []string         `help:"Let confined commands also write beneath this directory (repeatable)." sep:"none" placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
+	ConfineNetwork  bool             `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later)." envvar:"BORIS_CONFINE_NETWORK"`
+	LandlockABI     int              `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: what the kernel has; -1: as if there were no Landlock)." default:"0" envvar:"BORIS_LANDLOCK_ABI"`
 	NoBash          bool             `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string         `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
@@ -147,7 +162,7 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	parser, err := kong.New(&c,
 		kong.Name("boris"),
 		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search."),
-		kong.Vars{"version": version},
+		kong.Vars{"version": version + "\n" + confine.Describe()},
 		kong.Writers(stdout, stdout),
 		kong.Exit(func(int) { exited = true }),
 		kong.ValueFormatter(helpWithEnv),
@@ -174,6 +189,9 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		Port:                  c.Port,
 		AllowDirs:             nonEmpty(c.AllowDir),
 		DenyDirs:              nonEmpty(c.DenyDir),
+		ConfineBash:           c.ConfineBash,
+		ConfineNetwork:        c.ConfineNetwork,
+		LandlockABI:           c.LandlockABI,
 		NoBash:                c.NoBash,
 		DisableTools:          splitList(c.DisableTools),
 		AnthropicCompat:       c.AnthropicCompat,
@@ -250,6 +268,20 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 			return Config{}, fmt.Errorf("--allow-dir: %w", err)
 		}
 		cfg.AllowDirs[i] = abs
+	}
+	for _, d := range nonEmpty(c.ConfineWrite) {
+		abs, err := absDir(d, getenv)
+		if err != nil {
+			return Config{}, fmt.Errorf("--confine-write: %w", err)
+		}
+		cfg.ConfineWrite = append(cfg.ConfineWrite, abs)
+	}
+	for _, d := range nonEmpty(c.ConfineRead) {
+		abs, err := absPath(d, getenv)
+		if err != nil {
+			return Config{}, fmt.Errorf("--confine-read: %w", err)
+		}
+		cfg.ConfineRead = append(cfg.ConfineRead, abs)
 	}
 	for _, o := range cfg.AllowOrigins {
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.HasSuffix(o, "/") || o == "*" {
@@ -427,21 +459,29 @@ func helpWithEnv(value *kong.Value) string {
 }
 
 func absDir(dir string, getenv func(string) string) (string, error) {
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		if home := getenv("HOME"); home != "" {
-			dir = filepath.Join(home, dir[1:])
-		}
-	}
-	abs, err := filepath.Abs(dir)
+	abs, err := absPath(dir, getenv)
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%s does not exist", abs)
-	}
-	if !info.IsDir() {
+	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
 		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// absPath makes path absolute, with ~ as $HOME, and checks that it exists.
+func absPath(path string, getenv func(string) string) (string, error) {
+	if path == "~" || strings.HasPrefix(path, "~/") {
+		if home := getenv("HOME"); home != "" {
+			path = filepath.Join(home, path[1:])
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("%s does not exist", abs)
 	}
 	return abs, nil
 }

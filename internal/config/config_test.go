@@ -74,6 +74,18 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff(true, c.Stateless) }},
 		{"stateless env", nil, map[string]string{"BORIS_STATELESS": "true"},
 			func(c Config) string { return cmp.Diff(true, c.Stateless) }},
+		{"confine defaults", nil, nil,
+			func(c Config) string {
+				return cmp.Diff([]any{"auto", false, 0}, []any{c.ConfineBash, c.ConfineNetwork, c.LandlockABI})
+			}},
+		{"confine flags", []string{"--confine-bash", "on", "--confine-read", dir, "--confine-write", dir, "--confine-write", "/tmp", "--confine-network"}, nil,
+			func(c Config) string {
+				return cmp.Diff([]any{"on", []string{dir}, []string{dir, "/tmp"}, true}, []any{c.ConfineBash, c.ConfineRead, c.ConfineWrite, c.ConfineNetwork})
+			}},
+		{"confine env lists", nil, map[string]string{"BORIS_CONFINE_BASH": "off", "BORIS_CONFINE_READ": dir + ",/etc/hostname", "BORIS_CONFINE_WRITE": dir, "BORIS_CONFINE_NETWORK": "1", "BORIS_LANDLOCK_ABI": "3"},
+			func(c Config) string {
+				return cmp.Diff([]any{"off", []string{dir, "/etc/hostname"}, []string{dir}, true, 3}, []any{c.ConfineBash, c.ConfineRead, c.ConfineWrite, c.ConfineNetwork, c.LandlockABI})
+			}},
 		{"bool env", nil, map[string]string{"BORIS_NO_BASH": "true", "BORIS_ANTHROPIC_COMPAT": "1"},
 			func(c Config) string { return cmp.Diff([2]bool{true, true}, [2]bool{c.NoBash, c.AnthropicCompat}) }},
 		{"default tool set, text only", nil, nil,
@@ -122,6 +134,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad env port", nil, map[string]string{"BORIS_PORT": "eighty"}, "BORIS_PORT"},
 		{"wildcard origin", []string{"--allow-origin", "*"}, nil, "--allow-origin"},
 		{"token and generate", []string{"--token", "a", "--generate-token"}, nil, "choose one"},
+		{"bad confine mode", []string{"--confine-bash", "maybe"}, nil, "--confine-bash"},
+		{"missing confine-read", []string{"--confine-read", "/does/not/exist"}, nil, "--confine-read: /does/not/exist does not exist"},
+		{"confine-write not a directory", []string{"--confine-write", "/etc/hostname"}, nil, "--confine-write: /etc/hostname is not a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,14 +158,15 @@ func TestHelpAndVersion(t *testing.T) {
 	if _, err := Parse([]string{"--help"}, env(nil), "test", &out); !errors.Is(err, ErrExit) {
 		t.Fatalf("Parse(--help) error = %v, want ErrExit", err)
 	}
-	for _, want := range []string{"--allow-dir", "$BORIS_ALLOW_DIRS", "--max-file-size", "$BORIS_TOKEN", "--anthropic-compat"} {
+	for _, want := range []string{"--allow-dir", "$BORIS_ALLOW_DIRS", "--max-file-size", "$BORIS_TOKEN", "--anthropic-compat", "--confine-bash", "$BORIS_CONFINE_READ", "$BORIS_CONFINE_WRITE", "--confine-network"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
 	out.Reset()
-	if _, err := Parse([]string{"--version"}, env(nil), "v9.9.9", &out); !errors.Is(err, ErrExit) || strings.TrimSpace(out.String()) != "v9.9.9" {
-		t.Errorf("Parse(--version) = %q, %v; want v9.9.9 and ErrExit", out.String(), err)
+	// The version, then what the kernel offers to confine commands.
+	if _, err := Parse([]string{"--version"}, env(nil), "v9.9.9", &out); !errors.Is(err, ErrExit) || !strings.HasPrefix(out.String(), "v9.9.9\n") || !strings.Contains(out.String(), "Landlock") {
+		t.Errorf("Parse(--version) = %q, %v; want v9.9.9, a line on Landlock, and ErrExit", out.String(), err)
 	}
 }
 

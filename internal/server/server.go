@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -27,6 +29,7 @@ type Server struct {
 	cfg    *config.Config
 	log    *slog.Logger
 	scope  *pathscope.Resolver
+	policy *confine.Policy
 	env    []string
 	mcp    *mcp.Server
 	closed chan struct{}
@@ -61,6 +64,23 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
+	mode := cfg.ConfineBash
+	if cfg.NoBash {
+		mode = confine.Off // no commands to confine
+	}
+	policy, err := confine.New(confine.Options{
+		Mode:    mode,
+		Dirs:    scope.Roots(),
+		Write:   cfg.ConfineWrite,
+		Read:    cfg.ConfineRead,
+		Network: cfg.ConfineNetwork && !cfg.NoBash,
+		MaxABI:  cfg.LandlockABI,
+		Getenv:  envLookup(environ),
+	})
+	if err != nil {
+		return nil, err
+	}
+	logConfinement(log, cfg, policy)
 	if !cfg.NoBash {
 		// Commands' orphans come back to Boris to be reaped rather than linger as zombies.
 		if err := shell.AdoptOrphans(); err != nil {
@@ -71,6 +91,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		cfg:      cfg,
 		log:      log,
 		scope:    scope,
+		policy:   policy,
 		env:      commandEnv(environ, cfg.Token),
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session.Session),
@@ -85,7 +106,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		freshGrace:   freshGrace,
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions: tools.Instructions(cfg, scope),
+		Instructions: tools.Instructions(cfg, scope, policy),
 		Logger:       sdkLogger(cfg, log),
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			if req.Session.ID() != "" {
@@ -93,11 +114,14 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 			}
 		},
 	})
-	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
+	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.mcp.AddReceivingMiddleware(s.httpCalls) // outermost: binds a workspace before audit looks
 	return s, nil
 }
+
+// Confinement returns how commands are confined.
+func (s *Server) Confinement() *confine.Policy { return s.policy }
 
 // MCP returns the underlying MCP server, for in-process transports.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -146,6 +170,7 @@ func (s *Server) newState(id string) *session.Session {
 		Scope:   s.scope,
 		Env:     s.env,
 		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit, Grace: s.cfg.KillGrace, Drain: s.cfg.OutputDrain},
+		Confine: s.policy,
 	})
 }
 
@@ -204,6 +229,35 @@ func (s *Server) closeStates() {
 	s.mu.Unlock()
 	for _, st := range states {
 		_ = st.Close()
+	}
+}
+
+// logConfinement says at startup how commands are confined, and warns when --allow-dir
+// cannot hold for them.
+func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
+	if cfg.NoBash {
+		return
+	}
+	switch {
+	case p.Confined():
+		log.Info("commands confined", "landlock_abi", p.ABI(), "rules", p.String())
+	case len(cfg.AllowDirs) > 0 && cfg.ConfineBash != confine.Off:
+		log.Warn("commands not confined to the allowed directories", "reason", p.Why())
+	}
+	if !p.Paths() && (len(cfg.ConfineRead) > 0 || len(cfg.ConfineWrite) > 0) {
+		log.Warn("--confine-read and --confine-write have no effect: commands are not confined to paths", "reason", p.Why())
+	}
+}
+
+// envLookup returns a getenv that reads environ.
+func envLookup(environ []string) func(string) string {
+	return func(key string) string {
+		for _, kv := range slices.Backward(environ) {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
 	}
 }
 

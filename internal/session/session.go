@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/tasks"
 )
@@ -27,6 +29,9 @@ type Options struct {
 	Scope   *pathscope.Resolver // decides what file tools may touch
 	Env     []string            // environment for commands, already free of Boris's secrets
 	Tasks   tasks.Limits
+	// Confine, if it confines anything, confines the session's commands (see
+	// [Session.Launcher]).
+	Confine *confine.Policy
 }
 
 // Session is one client's state. It is safe for concurrent use.
@@ -37,6 +42,9 @@ type Session struct {
 
 	ctx    context.Context // done when the session closes
 	cancel context.CancelFunc
+
+	policy  *confine.Policy
+	confine confinement
 
 	mu       sync.Mutex
 	cwd      string
@@ -61,6 +69,7 @@ func New(opts Options) *Session {
 		Tasks:  tasks.NewManager(opts.Tasks),
 		ctx:    ctx,
 		cancel: cancel,
+		policy: opts.Confine,
 		cwd:    opts.Workdir,
 		env:    append([]string(nil), opts.Env...),
 		seen:   make(map[string]Digest),
@@ -253,8 +262,8 @@ func (s *Session) spill() string {
 	return s.spillDir
 }
 
-// Close cancels the session's context, kills its tasks and removes
-// its spill directory. It is safe to call more than once: later calls wait until the
+// Close cancels the session's context, kills its tasks, ends its confinement domain and
+// removes its spill directory. It is safe to call more than once: later calls wait until the
 // first has finished.
 func (s *Session) Close() error {
 	s.mu.Lock()
@@ -270,10 +279,68 @@ func (s *Session) Close() error {
 
 	s.cancel()
 	s.Tasks.Close()
+	// Wait for a domain being made, and keep one from being made from now on.
+	s.confine.once.Do(func() { s.confine.err = errors.New("session is closed") })
+	if s.confine.domain != nil {
+		s.confine.domain.Close()
+	}
 	if dir != "" {
 		return os.RemoveAll(dir)
 	}
 	return nil
+}
+
+// confinement is the session's confinement domain, made on first use.
+type confinement struct {
+	once   sync.Once
+	domain *confine.Domain
+	err    error
+}
+
+// Launcher returns what starts the session's commands (a shell.Command's Launch): nil when
+// they run unconfined, else the launcher of the session's confinement domain. The domain
+// is made on first use, with a private temporary directory that commands may write in,
+// and that the session's TMPDIR names from then on; it and its processes' access end with
+// the session.
+func (s *Session) Launcher() (func(start func()) error, error) {
+	if s.policy == nil || !s.policy.Confined() {
+		return nil, nil
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("session is closed")
+	}
+	s.confine.once.Do(func() { s.confine.domain, s.confine.err = s.newDomain() })
+	if s.confine.err != nil {
+		return nil, s.confine.err
+	}
+	return s.confine.domain.Launch, nil
+}
+
+func (s *Session) newDomain() (*confine.Domain, error) {
+	if !s.policy.Paths() {
+		return s.policy.Domain(nil, nil)
+	}
+	spill, err := s.SpillDir()
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(spill, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the temporary directory for commands: %w", err)
+	}
+	// Commands read their shell's setup, long scripts and spilled output in the spill
+	// directory, and write in tmp.
+	d, err := s.policy.Domain([]string{tmp}, []string{spill})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.env = append(slices.DeleteFunc(s.env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+	s.mu.Unlock()
+	return d, nil
 }
 
 func safeName(id string) string {

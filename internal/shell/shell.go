@@ -54,6 +54,10 @@ type Command struct {
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
+	// Launch, if set, is given the function that starts the shell, and runs it before
+	// returning: a confinement domain runs it on a thread of its own, so that the shell
+	// and everything it starts are confined. An error means the shell was not started.
+	Launch func(start func()) error
 }
 
 // Stream names an output stream.
@@ -240,9 +244,17 @@ func Start(c Command) (*Process, error) {
 		Sys:   sys,
 	}
 	argv := append([]string{filepath.Base(c.Shell)}, inv.args...)
-	pid, err := syscall.ForkExec(c.Shell, argv, attr)
-	if err != nil && fam.withoutCgroup(sys) {
-		pid, err = syscall.ForkExec(c.Shell, argv, attr) // a kernel without clone3 into a cgroup
+	var pid int
+	start := func() {
+		pid, err = syscall.ForkExec(c.Shell, argv, attr)
+		if err != nil && fam.withoutCgroup(sys) {
+			pid, err = syscall.ForkExec(c.Shell, argv, attr) // a kernel without clone3 into a cgroup
+		}
+	}
+	if c.Launch == nil {
+		start()
+	} else if lerr := c.Launch(start); lerr != nil {
+		err = lerr
 	}
 	if err != nil {
 		fam.failed()

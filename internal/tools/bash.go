@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
 )
@@ -67,12 +68,20 @@ Output budget: 30000 characters per stream. Longer output keeps its head and its
 
 For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once (timeout does not apply; the task starts in the current working directory, and its cd and export do not persist). Poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & end when the session closes.
 
-Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash.`
+`
+
+// bashConfinement ends the bash description: what confines commands.
+func bashConfinement(p *confine.Policy) string {
+	if p == nil || !p.Paths() {
+		return "Path rules (--allow-dir, --deny-dir) apply to the file tools only; they do not confine bash."
+	}
+	return "Commands are confined by the kernel (Landlock): they may write only in the allowed directories and $TMPDIR, and read only there and in the system directories the server instructions list; anything else fails with \"Permission denied\"."
+}
 
 func addBash(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "bash",
-		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()),
+		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()) + bashConfinement(h.Confine),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, h.bash)
 }
@@ -187,6 +196,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	f := h.face()
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(stdout.Text), stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(stderr.Text), stderr.Truncated, stderr.SpillPath
+	if c.Launch != nil && res.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
+		out.Notes = append(out.Notes, confinedNote(h.Confine))
+	}
 	if out.StdoutFile != "" || out.StderrFile != "" {
 		total := h.Config.MaxSpillTotal
 		if total <= 0 {
@@ -198,6 +210,22 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	return text(formatBash(out)), out, nil
 }
 
+// permissionDenied is how EACCES reads, as the kernel reports a confined command's
+// denied access.
+const permissionDenied = "Permission denied"
+
+// confinedNote tells why a confined command may have been denied access.
+func confinedNote(p *confine.Policy) string {
+	var what []string
+	if p.Paths() {
+		what = append(what, "it may write only in "+strings.Join(append(p.Writable(), "$TMPDIR"), ", ")+" and read only there and in the system directories the server instructions list")
+	}
+	if p.Network() {
+		what = append(what, "it may not open TCP connections or listen on TCP ports")
+	}
+	return "the command ran confined by the kernel (Landlock), so \"Permission denied\" may come from that: " + strings.Join(what, "; ")
+}
+
 // command prepares c to run in the session's working directory, falling back to the
 // server's workdir when that directory is gone.
 func (h *handlers) command(sess *session.Session, script string, out *BashResult) (shell.Command, error) {
@@ -207,12 +235,17 @@ func (h *handlers) command(sess *session.Session, script string, out *BashResult
 		dir = h.Config.Workdir
 		sess.SetCwd(dir)
 	}
+	// First, since a session's first confined command sets its TMPDIR.
+	launch, err := sess.Launcher()
+	if err != nil {
+		return shell.Command{}, err
+	}
 	spill, err := sess.SpillDir()
 	if err != nil {
 		return shell.Command{}, err
 	}
 	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark(),
-		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile}, nil
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, Launch: launch}, nil
 }
 
 // unusableDir says why a command cannot start in dir, or returns "".

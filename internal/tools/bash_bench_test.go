@@ -23,6 +23,7 @@ import (
 // the shell and the cost of a call that spawns nothing:
 //
 //	go test -run '^$' -bench 'Bash(True|RawSpawn)$|TaskList' -benchtime 1000x ./internal/tools
+//	go test -run '^$' -bench 'BashTrue(Confined)?$' -benchtime 1000x -count 5 ./internal/tools
 //	go test -run '^$' -bench 'Flood' -benchtime 1x ./internal/tools
 //
 // Target: bash adds under 0.5 ms, at most 1.3x the raw spawn. Here the SDK client's own
@@ -32,6 +33,20 @@ import (
 
 func BenchmarkBashTrue(b *testing.B) {
 	cs := connectB(b)
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		res := callB(b, cs, "bash", map[string]any{"command": "true"})
+		if res.IsError {
+			b.Fatal(textOf(res))
+		}
+	}
+}
+
+// BenchmarkBashTrueConfined is BenchmarkBashTrue with commands confined to the workdir by
+// Landlock; the difference is what confinement costs a call (target: at most 0.5 ms).
+func BenchmarkBashTrueConfined(b *testing.B) {
+	needLandlock(b, 1)
+	cs := connectB(b, func(c *config.Config) { c.AllowDirs = []string{c.Workdir} })
 	defer cpuPerOp(b)()
 	for b.Loop() {
 		res := callB(b, cs, "bash", map[string]any{"command": "true"})
@@ -102,13 +117,16 @@ func procStatus(b *testing.B, field string) int {
 	return 0
 }
 
-// connectB is connect for benchmarks.
-func connectB(b *testing.B) *mcp.ClientSession {
+// connectB is connect for benchmarks; edits, if given, change the configuration.
+func connectB(b *testing.B, edits ...func(*config.Config)) *mcp.ClientSession {
 	b.Helper()
 	cfg := config.Config{
 		Transport: "stdio", Workdir: b.TempDir(), Timeout: 30 * time.Second, MaxFileSize: 10_000_000,
 		MaxSessions: 8, MaxBackgroundTasks: 4, MaxRequestBytes: 4 << 20, LogLevel: slog.LevelWarn,
 		LogFormat: "text", Shell: "/bin/bash", Version: "bench",
+	}
+	for _, edit := range edits {
+		edit(&cfg)
 	}
 	srv, err := server.New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), os.Environ())
 	if err != nil {

@@ -6,12 +6,13 @@ import (
 	"strings"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/pathscope"
 )
 
 // Instructions is the text sent to clients at initialize: what the tools are and what is in
 // scope. It only states rules that are in force.
-func Instructions(cfg *config.Config, scope *pathscope.Resolver) string {
+func Instructions(cfg *config.Config, scope *pathscope.Resolver, policy *confine.Policy) string {
 	names := Enabled(cfg)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Boris gives you tools to work on code on this machine: %s.", strings.Join(names, ", "))
@@ -33,8 +34,26 @@ func Instructions(cfg *config.Config, scope *pathscope.Resolver) string {
 	if rules := scope.DenyRules(); len(rules) > 0 {
 		fmt.Fprintf(&b, " File tools hide paths matching: %s.", strings.Join(rules, ", "))
 	}
-	if (scope.Confined() || len(scope.DenyRules()) > 0) && (slices.Contains(names, "bash") || slices.Contains(names, "Bash")) {
-		b.WriteString(" These path rules do not confine the shell.")
+	if slices.Contains(names, "bash") || slices.Contains(names, "Bash") {
+		writeConfinement(&b, scope, policy)
 	}
 	return b.String()
+}
+
+// writeConfinement says how far the path rules and the network hold for commands.
+func writeConfinement(b *strings.Builder, scope *pathscope.Resolver, policy *confine.Policy) {
+	paths := policy != nil && policy.Paths()
+	switch {
+	case paths:
+		fmt.Fprintf(b, " bash commands are confined by the kernel (Landlock): they may read and write only under %s and $TMPDIR (a private temporary directory), read and run programs only under %s, list any directory, and get \"Permission denied\" for anything else.",
+			strings.Join(policy.Writable(), ", "), strings.Join(policy.Readable(), ", "))
+		if len(scope.DenyRules()) > 0 {
+			b.WriteString(" The hidden paths are hidden from file tools only; commands can read them.")
+		}
+	case scope.Confined() || len(scope.DenyRules()) > 0:
+		b.WriteString(" These path rules do not confine bash.")
+	}
+	if policy != nil && policy.Network() {
+		b.WriteString(" bash commands cannot open TCP connections or listen on TCP ports.")
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/session"
 )
 
@@ -22,6 +23,8 @@ type Deps struct {
 	// Session returns the state of the client session a call arrived on.
 	Session func(*mcp.ServerSession) (*session.Session, error)
 	Logger  *slog.Logger
+	// Confine is how commands are confined; nil means not at all.
+	Confine *confine.Policy
 }
 
 // handlers carries Deps to every tool handler.

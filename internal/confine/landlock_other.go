@@ -1,0 +1,27 @@
+//go:build !linux
+
+package confine
+
+import "errors"
+
+func kernelABI() int { return 0 }
+
+func kernelErrata() uint64 { return 0 }
+
+func unsupported() string { return "Landlock exists only on Linux" }
+
+// Domain is one Landlock domain; on this system there are none.
+type Domain struct{}
+
+// Domain fails: commands cannot be confined on this system.
+func (p *Policy) Domain(write, read []string) (*Domain, error) {
+	return nil, errors.New("commands cannot be confined: " + unsupported())
+}
+
+// Launch fails: a Domain cannot be made on this system.
+func (d *Domain) Launch(start func()) error {
+	return errors.New("commands cannot be confined: " + unsupported())
+}
+
+// Close does nothing.
+func (d *Domain) Close() {}

@@ -1,0 +1,248 @@
+package tools_test
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/server"
+)
+
+func needLandlock(t testing.TB, abi int) {
+	t.Helper()
+	if confine.KernelABI() < abi {
+		t.Skipf("needs Landlock ABI %d; this kernel has %d", abi, confine.KernelABI())
+	}
+}
+
+// TestBashConfinedToAllowedDirs: with --allow-dir, commands read and write there and in
+// their TMPDIR, read and run the system's programs, and nothing else, whatever way they
+// try to leave.
+func TestBashConfinedToAllowedDirs(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 1)
+	cfg := testConfig(t)
+	a := cfg.Workdir
+	outside := t.TempDir()
+	secret := writeIn(t, outside, "secret.txt", "top secret\n", 0o644)
+	if err := os.Symlink(secret, filepath.Join(a, "link")); err != nil {
+		t.Fatal(err)
+	}
+	// A hard link made beforehand is the same file, inside A: Landlock allows it.
+	if err := os.Link(secret, filepath.Join(a, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	cfg.AllowDirs = []string{a}
+	cs, srv := connect(t, cfg, nil)
+	if !srv.Confinement().Paths() {
+		t.Fatalf("commands are not confined: %s", srv.Confinement().Why())
+	}
+	q := shellQuote
+	tests := []struct {
+		name    string
+		command string
+		ok      bool   // exit status 0
+		stdout  string // contained in stdout
+	}{
+		{"read outside", "cat " + q(secret), false, ""},
+		{"write outside", "echo x > " + q(filepath.Join(outside, "f")), false, ""},
+		{"list the root", "ls /", true, "usr"},
+		{"git", "git --version", true, "git version"},
+		{"write and read inside", "echo hi > f && cat f", true, "hi"},
+		{"tmpdir", `echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`, true, "t"},
+		{"dev null", "echo gone > /dev/null && head -c 4 /dev/zero | wc -c", true, "4"},
+		{"system file", "cat /etc/passwd", true, "root"},
+		{"symlink out", "cat link", false, ""},
+		{"new symlink out", "ln -s " + q(secret) + " link2 && cat link2", false, ""},
+		{"new hard link out", "ln " + q(secret) + " hard2", false, ""},
+		{"proc root", "cat /proc/self/root" + q(secret), false, ""},
+		{"setsid child", "setsid --wait cat " + q(secret), false, ""},
+		{"nohup child", "nohup cat " + q(secret) + " 2>&1; cat nohup.out", false, ""},
+		{"hard link made beforehand", "cat hard", true, "top secret"},
+		// Last: the cd holds for the calls after it.
+		{"cd to the root", "cd / && cat " + q(strings.TrimPrefix(secret, "/")), false, ""},
+	}
+	if _, err := exec.LookPath("go"); err == nil {
+		tests = append([]struct {
+			name, command string
+			ok            bool
+			stdout        string
+		}{{"go", "go version", true, "go version"}}, tests...)
+	}
+	for _, tt := range tests {
+		res, out := bash(t, cs, map[string]any{"command": tt.command})
+		if res.IsError {
+			t.Fatalf("%s: bash(%q) failed: %s", tt.name, tt.command, textOf(res))
+		}
+		text := textOf(res)
+		switch {
+		case tt.ok && (*out.ExitCode != 0 || !strings.Contains(out.Stdout, tt.stdout)):
+			t.Errorf("%s: bash(%q) = %s, want success printing %q", tt.name, tt.command, text, tt.stdout)
+		case !tt.ok && (*out.ExitCode == 0 || strings.Contains(text, "top secret")):
+			t.Errorf("%s: bash(%q) = %s, want a failure that shows nothing of the secret", tt.name, tt.command, text)
+		case !tt.ok && strings.Contains(text, "Permission denied") && !strings.Contains(text, "note: the command ran confined"):
+			t.Errorf("%s: bash(%q) = %s, want a note saying the command is confined", tt.name, tt.command, text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Errorf("a confined command created a file outside the allowed directory")
+	}
+	_, out := bash(t, cs, map[string]any{"command": `echo "$TMPDIR"`})
+	if tmp := strings.TrimSpace(out.Stdout); tmp == "" || strings.HasPrefix(tmp, a) || tmp == os.TempDir() {
+		t.Errorf("TMPDIR = %q, want a private directory of the session", tmp)
+	}
+	// The server itself is not confined.
+	if got := mustRead(t, secret); got != "top secret\n" {
+		t.Errorf("server reads %q", got)
+	}
+}
+
+// TestBashConfinedCannotReachTheServer: commands cannot signal Boris or trace any of its
+// threads, the domain's own included.
+func TestBashConfinedCannotReachTheServer(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 6)
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cs, _ := connect(t, cfg, nil)
+	pid := strconv.Itoa(os.Getpid())
+	for _, command := range []string{
+		"kill -0 " + pid,
+		`/usr/bin/python3 -c 'import ctypes, os, sys; l = ctypes.CDLL(None, use_errno=True); sys.exit(0 if any(l.ptrace(16, int(t), 0, 0) == 0 for t in os.listdir("/proc/` + pid + `/task")) else 1)'`,
+	} {
+		if strings.Contains(command, "python3") {
+			if _, err := os.Stat("/usr/bin/python3"); err != nil {
+				continue
+			}
+		}
+		res, out := bash(t, cs, map[string]any{"command": command})
+		if res.IsError || *out.ExitCode == 0 {
+			t.Errorf("bash(%q) = %s, want a failure", command, textOf(res))
+		}
+	}
+}
+
+// TestBackgroundTaskConfined: a background task is confined the same way.
+func TestBackgroundTaskConfined(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 1)
+	cfg := testConfig(t)
+	secret := writeIn(t, t.TempDir(), "secret.txt", "top secret\n", 0o644)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cs, _ := connect(t, cfg, nil)
+	id := startTask(t, cs, "cat "+shellQuote(secret)+"; echo inside > f && cat f")
+	var stdout, stderr string
+	for {
+		_, o := taskOutput(t, cs, id, 5000)
+		stdout, stderr = stdout+o.Stdout, stderr+o.Stderr
+		if !o.Running {
+			break
+		}
+	}
+	if strings.Contains(stdout, "top secret") || !strings.Contains(stderr, "Permission denied") || !strings.Contains(stdout, "inside") {
+		t.Errorf("task output = %q, %q; want the secret denied and the file inside written", stdout, stderr)
+	}
+}
+
+// TestConfineNetwork: with --confine-network, commands cannot connect to a listening port
+// that unconfined commands reach.
+func TestConfineNetwork(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 4)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	command := "echo > /dev/tcp/127.0.0.1/" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for _, confined := range []bool{false, true} {
+		cfg := testConfig(t)
+		cfg.AllowDirs = []string{cfg.Workdir}
+		cfg.ConfineNetwork = confined
+		cs, _ := connect(t, cfg, nil)
+		res, out := bash(t, cs, map[string]any{"command": command})
+		if res.IsError || (*out.ExitCode == 0) == confined {
+			t.Errorf("with ConfineNetwork %v, bash(%q) = %s", confined, command, textOf(res))
+		}
+		if confined && !strings.Contains(textOf(res), "TCP") {
+			t.Errorf("bash(%q) = %s, want a note that TCP is not allowed", command, textOf(res))
+		}
+		if got := cs.InitializeResult().Instructions; strings.Contains(got, "cannot open TCP connections") != confined {
+			t.Errorf("with ConfineNetwork %v, instructions = %q", confined, got)
+		}
+	}
+}
+
+// TestConfineOff: --confine-bash=off runs commands as before, and says so.
+func TestConfineOff(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	secret := writeIn(t, t.TempDir(), "secret.txt", "top secret\n", 0o644)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cfg.ConfineBash = confine.Off
+	cs, _ := connect(t, cfg, nil)
+	if _, out := bash(t, cs, map[string]any{"command": "cat " + shellQuote(secret)}); out.Stdout != "top secret\n" {
+		t.Errorf("cat outside with confinement off = %+v", out)
+	}
+	if got := cs.InitializeResult().Instructions; !strings.Contains(got, "do not confine bash") {
+		t.Errorf("instructions = %q, want them to say bash is not confined", got)
+	}
+}
+
+// TestConfinementInInstructions: the model is told what commands may reach.
+func TestConfinementInInstructions(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 1)
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cfg.DenyDirs = []string{".env"}
+	cs, _ := connect(t, cfg, nil)
+	got := cs.InitializeResult().Instructions
+	for _, want := range []string{"bash commands are confined by the kernel (Landlock)", cfg.Workdir + " and $TMPDIR", "/usr", "hidden from file tools only"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("instructions = %q, want %q in them", got, want)
+		}
+	}
+	if strings.Contains(got, "do not confine bash") {
+		t.Errorf("instructions = %q still say bash is not confined", got)
+	}
+}
+
+// TestConfineOnRefusedWithoutLandlock: --confine-bash=on on a kernel without Landlock
+// (here, one capped at ABI 0) refuses to start; auto runs unconfined.
+func TestConfineOnRefusedWithoutLandlock(t *testing.T) {
+	t.Parallel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cfg.LandlockABI = -1
+	cfg.ConfineBash = confine.On
+	if _, err := server.New(&cfg, log, os.Environ()); err == nil || !strings.Contains(err.Error(), "--confine-bash=on") {
+		t.Errorf("server.New with --confine-bash=on and no Landlock: %v, want a refusal", err)
+	}
+	cfg.ConfineBash = confine.Auto
+	srv, err := server.New(&cfg, log, os.Environ())
+	if err != nil {
+		t.Fatalf("server.New with auto and no Landlock: %v", err)
+	}
+	defer srv.Close()
+	if srv.Confinement().Confined() {
+		t.Errorf("commands confined without Landlock")
+	}
+}
