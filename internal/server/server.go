@@ -19,6 +19,7 @@ import (
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 	"github.com/mjkoo/boris/internal/tools"
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // Server is one Boris instance: the MCP server, its configuration and the live sessions.
@@ -28,6 +29,7 @@ type Server struct {
 	scope  *pathscope.Resolver
 	env    []string
 	mcp    *mcp.Server
+	hub    *watch.Hub // the live view's events; nil with --no-watch
 	closed chan struct{}
 
 	mu       sync.Mutex
@@ -74,6 +76,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	})
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log})
 	s.mcp.AddReceivingMiddleware(s.audit)
+	s.startWatch()
 	return s, nil
 }
 
@@ -112,8 +115,10 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 		if err := st.Close(); err != nil {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
 		}
+		s.publishSessionEnd(st)
 		s.log.Debug("session closed", "session", st.ID)
 	})
+	s.publishSession(ss, st)
 	s.log.Debug("session opened", "session", id)
 	return st, nil
 }

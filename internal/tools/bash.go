@@ -14,6 +14,8 @@ import (
 
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/tasks"
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // maxTimeout is the largest bash timeout a call may ask for (seed D2).
@@ -75,6 +77,7 @@ func ptr[T any](v T) *T { return &v }
 var (
 	errTimedOut      = errors.New("timed out")
 	errSessionClosed = errors.New("session closed")
+	errStoppedByUser = errors.New("stopped by the user")
 )
 
 func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashArgs) (*mcp.CallToolResult, *BashResult, error) {
@@ -97,7 +100,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		return nil, nil, err
 	}
 	if in.RunInBackground {
-		return h.startTask(sess, c, out)
+		return h.startTask(ctx, sess, c, out)
 	}
 	done, err := sess.Tasks.Foreground()
 	if err != nil {
@@ -123,6 +126,11 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		stopProgress := h.progress(ctx, req, tok, &c)
 		defer stopProgress()
+	}
+	if wc := watch.CallFrom(ctx); wc != nil {
+		// The person watching sees the output as it comes, and may stop the command.
+		wc.OnStop(func() { cancel(errStoppedByUser) })
+		c.OnOutput = teeOutput(c.OnOutput, wc.Output)
 	}
 	p, res, err := shell.Run(ctx, c)
 	if err != nil {
@@ -153,6 +161,8 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		out.Stopped = fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
 	case errors.Is(res.Stopped, errSessionClosed):
 		out.Stopped = "the session closed"
+	case errors.Is(res.Stopped, errStoppedByUser):
+		out.Stopped = "stopped by the user"
 	case res.Stopped != nil:
 		out.Stopped = "the call was cancelled"
 	}
@@ -200,11 +210,16 @@ func unusableDir(dir string) string {
 	return ""
 }
 
-func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
+func (h *handlers) startTask(ctx context.Context, sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
+	tw := watch.CallFrom(ctx).NewTask()
+	if tw != nil {
+		c.OnOutput = teeOutput(c.OnOutput, tw.Output)
+	}
 	t, err := sess.Tasks.Start(c)
 	if err != nil {
 		return nil, nil, taskError(err, sess)
 	}
+	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
 	out.TaskID, out.Cwd = t.ID, c.Dir
 	var b strings.Builder
 	for _, n := range out.Notes {
@@ -212,6 +227,16 @@ func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashRe
 	}
 	fmt.Fprintf(&b, "task_id: %s\nstarted in the background in %s. Read its output with task_output (task_id %q, wait_ms to wait for more); stop it with task_kill.\n", t.ID, c.Dir, t.ID)
 	return text(b.String()), out, nil
+}
+
+// teeOutput passes output to f, then to w.
+func teeOutput(f shell.OutputFunc, w func(int, []byte)) shell.OutputFunc {
+	return func(s shell.Stream, p []byte) {
+		if f != nil {
+			f(s, p)
+		}
+		w(int(s), p)
+	}
 }
 
 // progress streams c's output lines to the client as progress notifications, coalesced
