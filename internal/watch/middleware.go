@@ -219,7 +219,12 @@ func Diff(path, where, old, new string) string {
 		suf++
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s\n+++ %s\n@@ %s @@\n", path, path, strings.TrimSpace(where))
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", path, path)
+	if where = strings.TrimSpace(where); where != "" {
+		fmt.Fprintf(&b, "@@ %s @@\n", where)
+	} else {
+		b.WriteString("@@\n")
+	}
 	side := func(mark byte, lines []string) {
 		for i, l := range lines {
 			if i == maxDiffSide {
