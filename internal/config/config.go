@@ -101,7 +101,7 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	exited := false
 	parser, err := kong.New(&c,
 		kong.Name("boris"),
-		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search."),
+		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search. 'boris watch [URL]' follows a server's live view of tool calls in a terminal."),
 		kong.Vars{"version": version},
 		kong.Writers(stdout, stdout),
 		kong.Exit(func(int) { exited = true }),
