@@ -34,10 +34,12 @@ func testConfig(t *testing.T) config.Config {
 	}
 }
 
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
 // connect starts a server and a client talking to it in memory.
 func connect(t *testing.T, cfg config.Config) (*mcp.ClientSession, *server.Server) {
 	t.Helper()
-	srv, err := server.New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), os.Environ())
+	srv, err := server.New(&cfg, quietLog(), os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
