@@ -16,7 +16,7 @@ import (
 	"github.com/mjkoo/boris/internal/watch"
 )
 
-func testConfig(t *testing.T) config.Config {
+func testConfig(t testing.TB) config.Config {
 	t.Helper()
 	return config.Config{
 		Transport:             "stdio",
@@ -36,10 +36,14 @@ func testConfig(t *testing.T) config.Config {
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+func newServer(cfg config.Config) (*server.Server, error) {
+	return server.New(&cfg, quietLog(), os.Environ())
+}
+
 // connect starts a server and a client talking to it in memory.
 func connect(t *testing.T, cfg config.Config) (*mcp.ClientSession, *server.Server) {
 	t.Helper()
-	srv, err := server.New(&cfg, quietLog(), os.Environ())
+	srv, err := newServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
