@@ -13,9 +13,10 @@ import (
 
 // Limits on what one event shows of a call.
 const (
-	maxArgs     = 500 // characters of key arguments
-	maxSummary  = 300 // characters of an outcome or summary line
-	maxDiffSide = 200 // lines on each side of a diff
+	maxArgs     = 500      // characters of key arguments
+	maxSummary  = 300      // characters of an outcome or summary line
+	maxDiffSide = 200      // lines on each side of a diff
+	maxDiff     = 16 << 10 // bytes of a diff
 )
 
 // Middleware publishes every tools/call: its start with the key arguments, and its end
@@ -240,7 +241,7 @@ func Diff(path, where, old, new string) string {
 	side('-', ol[pre:len(ol)-suf])
 	side('+', nl[pre:len(nl)-suf])
 	side(' ', ol[len(ol)-suf:])
-	return b.String()
+	return clip(b.String(), maxDiff)
 }
 
 func splitLines(s string) []string {
