@@ -134,6 +134,9 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
 	s.closeStates()
+	if s.hub != nil {
+		s.hub.Close() // watchers' streams end, so shutdown does not wait for them
+	}
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}

@@ -209,6 +209,8 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
+		case <-w.hub.Closed():
+			return
 		}
 	}
 }

@@ -3,6 +3,7 @@ package watch
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -162,5 +163,20 @@ func TestEventsResumeFromLastEventID(t *testing.T) {
 	got = read(map[string]string{"Last-Event-ID": "3"}, 2)
 	if got[0] != "id: 4" || !strings.Contains(got[1], `"text":"c"`) {
 		t.Errorf("resumed after 3:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestStreamsEndWhenHubCloses(t *testing.T) {
+	h := NewHub(Options{})
+	srv := serve(t, h, HandlerOptions{})
+	h.Publish(Event{Kind: KindOutput, Text: "x"})
+	res := get(t, srv.URL+"/watch/events", nil)
+	br := bufio.NewReader(res.Body)
+	if l, err := br.ReadString('\n'); err != nil || l != "id: 1\n" {
+		t.Fatalf("first line %q, %v", l, err)
+	}
+	h.Close()
+	if _, err := io.ReadAll(br); err != nil {
+		t.Errorf("stream did not end cleanly: %v", err)
 	}
 }

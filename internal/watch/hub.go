@@ -75,6 +75,7 @@ type Hub struct {
 	next     uint64        // id of the next event; ids start at 1
 	wake     chan struct{} // closed at the next publish, if waiting
 	waiting  bool
+	closed   chan struct{}    // closed by Close: streams end
 	sessions map[string]Event // live sessions, latest state
 	stops    map[string]func()
 }
@@ -97,10 +98,26 @@ func NewHub(o Options) *Hub {
 		ring:     make([]Event, 0, min(o.History, 256)),
 		next:     1,
 		wake:     make(chan struct{}),
+		closed:   make(chan struct{}),
 		sessions: map[string]Event{},
 		stops:    map[string]func(){},
 	}
 }
+
+// Close ends every stream being served, so that a server can shut down without waiting
+// for watchers. Publishing still works.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.closed:
+	default:
+		close(h.closed)
+	}
+}
+
+// Closed returns a channel closed by [Hub.Close].
+func (h *Hub) Closed() <-chan struct{} { return h.closed }
 
 // Watching reports whether anyone follows the stream now.
 func (h *Hub) Watching() bool { return h != nil && h.subs.Load() > 0 }

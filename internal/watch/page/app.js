@@ -217,7 +217,7 @@
   es.onmessage = (m) => {
     let e;
     try { e = JSON.parse(m.data); } catch (_) { return; }
-    if (paused) { queue.push(e); pauseEl.textContent = "Resume (" + queue.length + ")"; return; }
+    if (paused) { queue.push(e); if (queue.length > 20000) queue.shift(); pauseEl.textContent = "Resume (" + queue.length + ")"; return; }
     apply(e);
   };
 })();
