@@ -39,6 +39,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "watch" {
+		return runWatch(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := config.Parse(args, getenv, buildVersion(), stdout)
 	if errors.Is(err, config.ErrExit) {
 		return nil
@@ -68,6 +71,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	if cfg.Transport == "stdio" {
 		log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir, "landlock", confine.Describe())
+		if cfg.WatchAddr != "" && srv.Watch() != nil {
+			ln, err := net.Listen("tcp", cfg.WatchAddr)
+			if err != nil {
+				return fmt.Errorf("--watch: listening on %s: %w", cfg.WatchAddr, err)
+			}
+			log.Info("serving the live view", "url", "http://"+ln.Addr().String()+"/watch", "auth", cfg.Token != "")
+			wctx, stop := context.WithCancel(ctx)
+			defer stop()
+			go func() {
+				if err := srv.ServeWatch(wctx, ln); err != nil {
+					log.Warn("live view stopped", "err", err)
+				}
+			}()
+		}
 		return srv.RunStdio(ctx, stdin, stdout)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
@@ -75,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return fmt.Errorf("listening on %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
 	log.Info("serving http", "url", "http://"+ln.Addr().String()+"/mcp", "version", cfg.Version,
-		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless, "landlock", confine.Describe())
+		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless, "landlock", confine.Describe(), "watch", !cfg.NoWatch)
 	return srv.Serve(ctx, ln)
 }
 

@@ -90,6 +90,9 @@ type Config struct {
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 
+	NoWatch   bool   // no live view at /watch
+	WatchAddr string // stdio: where to serve the live view; "" for nowhere
+
 	Shell   string // /bin/bash when present, else /bin/sh
 	Version string
 }
@@ -150,6 +153,8 @@ type cli struct {
 	BackgroundLimit int              `name:"background-task-timeout" help:"Seconds a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	LogLevel        string           `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string           `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
+	Watch           string           `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
+	NoWatch         bool             `help:"Do not serve the live view of tool calls at /watch." envvar:"BORIS_NO_WATCH"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -161,7 +166,7 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	exited := false
 	parser, err := kong.New(&c,
 		kong.Name("boris"),
-		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search."),
+		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search. 'boris watch [URL]' follows a server's live view of tool calls in a terminal."),
 		kong.Vars{"version": version + "\n" + confine.Describe()},
 		kong.Writers(stdout, stdout),
 		kong.Exit(func(int) { exited = true }),
@@ -206,6 +211,8 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		StreamKeepAlive:       DefaultStreamKeepAlive,
 		MaxBackgroundTasks:    c.MaxTasks,
 		LogFormat:             c.LogFormat,
+		NoWatch:               c.NoWatch,
+		WatchAddr:             c.Watch,
 		Shell:                 detectShell(),
 		Version:               version,
 		KillGrace:             DefaultKillGrace,
@@ -286,6 +293,20 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 	for _, o := range cfg.AllowOrigins {
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.HasSuffix(o, "/") || o == "*" {
 			return Config{}, fmt.Errorf("--allow-origin %q: give a scheme and host such as https://app.example.com, without a trailing slash or wildcard", o)
+		}
+	}
+	if c.Watch != "" {
+		host, port, err := net.SplitHostPort(c.Watch)
+		if err != nil || port == "" {
+			return Config{}, fmt.Errorf("--watch %q: give a host and port such as 127.0.0.1:7777", c.Watch)
+		}
+		switch {
+		case c.NoWatch:
+			return Config{}, errors.New("--watch and --no-watch both given: choose one")
+		case c.Transport != "stdio":
+			return Config{}, errors.New("--watch is for stdio mode; over http the live view is at /watch on the server's own port")
+		case c.Token == "" && !c.GenerateToken && !c.InsecureNoAuth && !isLoopback(host):
+			return Config{}, fmt.Errorf("refusing to serve the live view on %s without a token: set --token or --generate-token, or pass --insecure-no-auth on a trusted network", host)
 		}
 	}
 	if c.Token != "" && c.GenerateToken {

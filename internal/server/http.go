@@ -65,6 +65,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("GET /health", s.health)
+	s.mountWatch(mux)
 	return s.checkHost(mux)
 }
 

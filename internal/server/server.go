@@ -22,6 +22,7 @@ import (
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 	"github.com/mjkoo/boris/internal/tools"
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // Server is one Boris instance: the MCP server, its configuration and the live sessions.
@@ -32,6 +33,7 @@ type Server struct {
 	policy *confine.Policy
 	env    []string
 	mcp    *mcp.Server
+	hub    *watch.Hub // the live view's events; nil with --no-watch
 	closed chan struct{}
 
 	mu       sync.Mutex
@@ -117,6 +119,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.mcp.AddReceivingMiddleware(s.httpCalls) // outermost: binds a workspace before audit looks
+	s.startWatch()
 	return s, nil
 }
 
@@ -156,8 +159,10 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 		if err := st.Close(); err != nil {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
 		}
+		s.publishSessionEnd(st)
 		s.log.Debug("session closed", "session", st.ID)
 	})
+	s.publishSession(st, s.cfg.Transport, clientOf(ss))
 	s.log.Debug("session opened", "session", id)
 	return st, nil
 }
@@ -191,6 +196,9 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
 	s.closeStates()
+	if s.hub != nil {
+		s.hub.Close() // watchers' streams end, so shutdown does not wait for them
+	}
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}

@@ -69,7 +69,7 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if p.workspace != "" && call.Session != nil {
-			release, err := s.bindWorkspace(call.Session, p.workspace)
+			release, err := s.bindWorkspace(call.Session, p.workspace, call.ClientInfo())
 			if err != nil {
 				return toolError(err.Error()), nil
 			}

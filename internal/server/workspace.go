@@ -48,8 +48,9 @@ func workspaceKey(r *http.Request) (string, error) {
 }
 
 // bindWorkspace makes ss, the protocol session of one stateless request, use the workspace
-// named key, opening it if needed, until release is called.
-func (s *Server) bindWorkspace(ss *mcp.ServerSession, key string) (release func(), err error) {
+// named key, opening it if needed, until release is called. client is who sent the request,
+// shown in the live view when the workspace opens.
+func (s *Server) bindWorkspace(ss *mcp.ServerSession, key string, client *mcp.Implementation) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -64,6 +65,7 @@ func (s *Server) bindWorkspace(ss *mcp.ServerSession, key string) (release func(
 		ws = &workspace{key: key, st: s.newState("ws-" + hex.EncodeToString(sum[:6]))}
 		s.workspaces[key] = ws
 		s.log.Debug("workspace opened", "workspace", ws.st.ID)
+		s.publishSession(ws.st, "http (stateless)", client)
 	}
 	ws.active++
 	if ws.timer != nil {
@@ -130,6 +132,7 @@ func (s *Server) dropWorkspaceLocked(ws *workspace) {
 	if ws.timer != nil {
 		ws.timer.Stop()
 	}
+	s.publishSessionEnd(ws.st)
 	s.waiters.Go(func() {
 		if err := ws.st.Close(); err != nil {
 			s.log.Warn("closing workspace", "workspace", ws.st.ID, "err", err)

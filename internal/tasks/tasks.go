@@ -49,6 +49,8 @@ var (
 	ErrKilled   = errors.New("killed on request")
 	ErrLifetime = errors.New("ran past the background task time limit")
 	ErrSession  = errors.New("session closed")
+	// ErrStoppedByUser: the person watching Boris's live view stopped the task.
+	ErrStoppedByUser = errors.New("stopped by the user")
 )
 
 // Manager holds one session's background tasks.
@@ -113,7 +115,8 @@ type Task struct {
 	readDone bool // output was read to the end after the task finished
 }
 
-// Start runs c in the background as a new task. c.Name and c.OnOutput are set by Start.
+// Start runs c in the background as a new task. c.Name is set by Start; c.OnOutput, if
+// set, sees the output too.
 func (m *Manager) Start(c shell.Command) (*Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -136,7 +139,13 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	if c.Mark == "" {
 		c.Mark = m.NewMark()
 	}
-	c.OnOutput = func(shell.Stream, []byte) { t.signal() }
+	seen := c.OnOutput
+	c.OnOutput = func(s shell.Stream, p []byte) {
+		t.signal()
+		if seen != nil {
+			seen(s, p)
+		}
+	}
 	if c.Grace <= 0 {
 		c.Grace = m.limits.Grace
 	}
@@ -178,6 +187,9 @@ func (t *Task) signal() {
 	t.changed = make(chan struct{})
 	t.mu.Unlock()
 }
+
+// Done returns a channel closed when the task has ended.
+func (t *Task) Done() <-chan struct{} { return t.done }
 
 func (t *Task) finished() bool {
 	select {
@@ -295,11 +307,16 @@ func (m *Manager) Spills() []string {
 // Kill stops task id (SIGTERM to its group, SIGKILL after the grace period) and waits
 // until it has ended. Killing a finished task is not an error.
 func (m *Manager) Kill(id string) (*Task, error) {
+	return m.KillCause(id, ErrKilled)
+}
+
+// KillCause is [Manager.Kill] with the reason the task's status gives.
+func (m *Manager) KillCause(id string, cause error) (*Task, error) {
 	t, err := m.get(id)
 	if err != nil {
 		return nil, err
 	}
-	t.cancel(ErrKilled)
+	t.cancel(cause)
 	<-t.done
 	return t, nil
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/tasks"
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // maxTimeout is the largest bash timeout a call may ask for (seed D2).
@@ -92,6 +94,7 @@ func ptr[T any](v T) *T { return &v }
 var (
 	errTimedOut      = errors.New("timed out")
 	errSessionClosed = errors.New("session closed")
+	errStoppedByUser = errors.New("stopped by the user")
 )
 
 func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashArgs) (*mcp.CallToolResult, *BashResult, error) {
@@ -114,7 +117,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		return nil, nil, err
 	}
 	if in.RunInBackground {
-		return h.startTask(sess, c, out)
+		return h.startTask(ctx, sess, c, out)
 	}
 	done, err := sess.Tasks.Foreground()
 	if err != nil {
@@ -140,6 +143,11 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	stopProgress := func() {}
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		stopProgress = h.progress(ctx, req, tok, &c)
+	}
+	if wc := watch.CallFrom(ctx); wc != nil {
+		// The person watching sees the output as it comes, and may stop the command.
+		wc.OnStop(func() { cancel(errStoppedByUser) })
+		c.OnOutput = teeOutput(c.OnOutput, wc.Output)
 	}
 	p, res, err := shell.Run(ctx, c)
 	stopProgress()
@@ -177,6 +185,8 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	case errors.Is(res.Stopped, errSessionClosed):
 		setOutcome(ctx, "session_closed")
 		out.Stopped = "the session closed"
+	case errors.Is(res.Stopped, errStoppedByUser):
+		out.Stopped = "stopped by the user"
 	case res.Stopped != nil:
 		setOutcome(ctx, "cancelled")
 		out.Stopped = "the call was cancelled"
@@ -259,11 +269,16 @@ func unusableDir(dir string) string {
 	return ""
 }
 
-func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
+func (h *handlers) startTask(ctx context.Context, sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
+	tw := watch.CallFrom(ctx).NewTask()
+	if tw != nil {
+		c.OnOutput = teeOutput(c.OnOutput, tw.Output)
+	}
 	t, err := sess.Tasks.Start(c)
 	if err != nil {
 		return nil, nil, taskError(err, sess)
 	}
+	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
 	out.TaskID, out.Cwd = t.ID, c.Dir
 	f := h.face()
 	out.Hint = fmt.Sprintf("started in the background in %s. Read its output with %s (%s %q%s); stop it with %s.", c.Dir, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill)
@@ -273,6 +288,16 @@ func (h *handlers) startTask(sess *session.Session, c shell.Command, out *BashRe
 	}
 	fmt.Fprintf(&b, "%s: %s\n%s\n", f.taskIDArg, t.ID, out.Hint)
 	return text(b.String()), out, nil
+}
+
+// teeOutput passes output to f, then to w.
+func teeOutput(f shell.OutputFunc, w func(int, []byte)) shell.OutputFunc {
+	return func(s shell.Stream, p []byte) {
+		if f != nil {
+			f(s, p)
+		}
+		w(int(s), p)
+	}
 }
 
 // progress streams c's output lines to the client as progress notifications. Commands

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // addTool registers a tool with a typed handler, as mcp.AddTool does, with the same
@@ -66,6 +68,9 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 		var structured any = out
 		if zeroOut != nil && reflect.ValueOf(out).IsNil() {
 			structured = zeroOut
+		}
+		if !res.IsError {
+			watch.CallFrom(ctx).SetResult(structured) // the live view shows exit status and the like
 		}
 		if structured != nil && structuredOn {
 			b, err := json.Marshal(structured)

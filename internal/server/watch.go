@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/watch"
+)
+
+// Watch returns the live event stream, or nil with --no-watch.
+func (s *Server) Watch() *watch.Hub { return s.hub }
+
+// startWatch sets up the live view's event stream, unless --no-watch.
+func (s *Server) startWatch() {
+	if s.cfg.NoWatch {
+		return
+	}
+	s.hub = watch.NewHub(watch.Options{Redact: s.cfg.Token})
+	s.mcp.AddReceivingMiddleware(watch.Middleware(s.hub, func(ss *mcp.ServerSession) string {
+		if ss == nil {
+			return ""
+		}
+		st, err := s.session(ss)
+		if err != nil {
+			return ""
+		}
+		return st.ID
+	}))
+}
+
+// publishSession tells the watchers a session (or a stateless workspace) opened, for
+// client (nil when unknown) over transport.
+func (s *Server) publishSession(st *session.Session, transport string, client *mcp.Implementation) {
+	if s.hub == nil {
+		return
+	}
+	e := watch.Event{Kind: watch.KindSession, Session: st.ID, Transport: transport, Cwd: st.Cwd()}
+	if client != nil {
+		e.Client, e.Version = client.Name, client.Version
+	}
+	s.hub.Publish(e)
+}
+
+// clientOf is the client a sessionful protocol session named when it initialized.
+func clientOf(ss *mcp.ServerSession) *mcp.Implementation {
+	if p := ss.InitializeParams(); p != nil {
+		return p.ClientInfo
+	}
+	return nil
+}
+
+func (s *Server) publishSessionEnd(st *session.Session) {
+	if s.hub != nil {
+		s.hub.Publish(watch.Event{Kind: watch.KindSessionEnd, Session: st.ID})
+	}
+}
+
+// mountWatch serves the live view on mux, protected as /mcp is: Host checked while on
+// loopback, the token required when set, same-origin only.
+func (s *Server) mountWatch(mux *http.ServeMux) {
+	if s.hub == nil {
+		return
+	}
+	h := s.WatchHandler(s.cfg.Host)
+	mux.Handle("/watch", h)
+	mux.Handle("/watch/", h)
+}
+
+// WatchHandler returns the live view's handler for a listener on host.
+func (s *Server) WatchHandler(host string) http.Handler {
+	return watch.Handler(s.hub, watch.HandlerOptions{Token: s.cfg.Token, Loopback: isLoopbackHost(host)})
+}
+
+// ServeWatch serves the live view alone on ln (stdio mode, --watch) until ctx is done.
+func (s *Server) ServeWatch(ctx context.Context, ln net.Listener) error {
+	if s.hub == nil {
+		return errors.New("the live view is off (--no-watch)")
+	}
+	mux := http.NewServeMux()
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	if s.cfg.WatchAddr != "" {
+		host, _, _ = net.SplitHostPort(s.cfg.WatchAddr)
+	}
+	h := s.WatchHandler(host)
+	mux.Handle("/watch", h)
+	mux.Handle("/watch/", h)
+	mux.Handle("/{$}", http.RedirectHandler("/watch", http.StatusSeeOther))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close() // streams never end by themselves
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

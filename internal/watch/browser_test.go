@@ -1,0 +1,190 @@
+package watch_test
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/server"
+)
+
+var update = flag.Bool("update", false, "write the page's screenshot to docs/watch.png")
+
+// browser finds Chromium, or skips the test saying how to get it.
+func browser(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BORIS_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no browser: install Chromium (Debian: apt-get install -y chromium) or set BORIS_CHROMIUM to run the live view's browser test")
+	return ""
+}
+
+type bearerRT struct{ token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestBrowser drives the page in headless Chromium while an MCP client works over HTTP:
+// streamed lines appear while the command runs, then its exit status; an edit shows its
+// diff; the stop buttons stop a command and a background task.
+func TestBrowser(t *testing.T) {
+	exe := browser(t)
+	const token = "browser-test-token"
+	cfg := testConfig(t)
+	cfg.Transport, cfg.Host, cfg.Token = "http", "127.0.0.1", token
+	srv, err := server.New(&cfg, quietLog(), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return v
+	}
+	// Polls the page until expr is true.
+	waitFor := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+
+	// The token is exchanged for a cookie; the address bar no longer shows it.
+	run("open the page", chromedp.Navigate(ts.URL+"/watch?token="+token))
+	waitFor("the stream is live", `document.querySelector("#conn.live") !== null`)
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(loc, token) {
+		t.Errorf("the token stayed in the address: %s", loc)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "2.1.0"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{token}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// A stateless (2026-07-28) client has a workspace, listed from its first call.
+	<-callAsync(t, cs, "view", map[string]any{"path": "."})
+	waitFor("the session is listed", `document.querySelector("#sessions").textContent.includes("claude-code 2.1.0")`)
+
+	// A command that prints a line every half second, then waits for the test: each line
+	// must show while it still runs.
+	done := callAsync(t, cs, "bash", map[string]any{"command": "for i in 1 2 3 4; do echo line-$i; sleep 0.5; done; echo warning >&2; while [ ! -e finish ]; do sleep 0.02; done; exit 5"})
+	card := `document.querySelector(".call[data-tool=bash]")`
+	for i := 1; i <= 4; i++ {
+		waitFor(fmt.Sprintf("line-%d shown", i), fmt.Sprintf(`%s && %s.querySelector("pre.out").textContent.includes("line-%d\n")`, card, card, i))
+		if status := eval(card + `.querySelector(".outcome").textContent`); status != "running" {
+			t.Fatalf("line-%d appeared but the call shows %q, not running", i, status)
+		}
+	}
+	waitFor("stderr shown apart", card+`.querySelector("pre.out span.stderr") !== null && `+card+`.querySelector("pre.out span.stderr").textContent.includes("warning")`)
+	if err := os.WriteFile(filepath.Join(cfg.Workdir, "finish"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("exit status shown", card+`.querySelector(".outcome").textContent === "exit 5"`)
+	if res := <-done; res == nil || !strings.Contains(textOf(res), "exit_code: 5") {
+		t.Fatalf("bash result: %s", textOf(res))
+	}
+
+	// An edit shows as a diff.
+	<-callAsync(t, cs, "create_file", map[string]any{"path": "notes.txt", "content": "alpha\nbeta\ngamma\n"})
+	<-callAsync(t, cs, "str_replace", map[string]any{"path": "notes.txt", "old_str": "beta", "new_str": "BETA"})
+	waitFor("the edit's diff", `(() => { const d = document.querySelector(".call[data-tool=str_replace] pre.diff"); return d && d.textContent.includes("-beta\n") && d.textContent.includes("+BETA\n") && d.querySelector(".del") && d.querySelector(".add"); })()`)
+	<-callAsync(t, cs, "grep", map[string]any{"pattern": "gamma"})
+	waitFor("the search summary", `(() => { const s = document.querySelector(".call[data-tool=grep] .summary"); return s && s.textContent.startsWith("Found 1 file"); })()`)
+
+	// The stop button stops a running command: the agent is told the user stopped it.
+	stopped := callAsync(t, cs, "bash", map[string]any{"command": "echo waiting; sleep 100"})
+	waitFor("the command runs", `Array.from(document.querySelectorAll(".call.running")).some(c => c.querySelector(".args").textContent.startsWith("echo waiting") && c.querySelector("pre.out").textContent.includes("waiting") && c.querySelector("button.stop"))`)
+	run("stop the command", chromedp.Click(chromedp.CSS(`.call.running button.stop`)))
+	select {
+	case res := <-stopped:
+		if !strings.Contains(textOf(res), "stopped by the user") {
+			t.Errorf("stopped command's result:\n%s", textOf(res))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stop button did not stop the command")
+	}
+	waitFor("the stopped command's outcome", `Array.from(document.querySelectorAll(".call.bad .outcome")).some(o => o.textContent.startsWith("stopped by the user"))`)
+
+	// And a background task.
+	<-callAsync(t, cs, "bash", map[string]any{"command": "sleep 100", "run_in_background": true})
+	waitFor("the task is listed", `document.querySelector("#tasks li.running button.stop") !== null`)
+	run("stop the task", chromedp.Click(chromedp.CSS(`#tasks li.running button.stop`)))
+	waitFor("the task's end", `(() => { const s = document.querySelector("#tasks li .status"); return s && s.textContent.includes("stopped by the user"); })()`)
+	if res := <-callAsync(t, cs, "task_output", map[string]any{"task_id": "task-1"}); !strings.Contains(textOf(res), "stopped by the user") {
+		t.Errorf("task_output after the stop button:\n%s", textOf(res))
+	}
+
+	eval(`window.scrollTo(0, 0), ""`)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := os.Getenv("BORIS_WATCH_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "watch.png")
+	}
+	if *update {
+		shot = filepath.Join("..", "..", "docs", "watch.png")
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+}

@@ -1,0 +1,252 @@
+// Package watch is Boris's live view for the person beside the agent: one in-process
+// stream of events (sessions, tool calls, streamed output, background tasks, edits),
+// kept in a bounded ring and served over Server-Sent Events to an embedded web page and
+// to `boris watch`.
+//
+// Publishing never blocks a tool call: subscribers read the shared ring at their own
+// pace, and one that falls more than the ring's length behind loses the oldest events
+// (it is told how many). With no subscriber, output and diffs are not even gathered.
+package watch
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultHistory is how many events the ring keeps.
+const DefaultHistory = 4096
+
+// Event kinds.
+const (
+	KindSession    = "session"     // a client session opened
+	KindSessionEnd = "session_end" // it closed
+	KindCall       = "call"        // a tool call started
+	KindCallEnd    = "call_end"    // it returned
+	KindOutput     = "output"      // output of a running command or task
+	KindTask       = "task"        // a background task started
+	KindTaskEnd    = "task_end"    // it ended
+	KindDropped    = "dropped"     // this subscriber missed Count events
+)
+
+// Event is one thing that happened. Only the fields its kind needs are set.
+type Event struct {
+	ID      uint64    `json:"id"`
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Session string    `json:"session,omitempty"`
+
+	// Sessions.
+	Client    string `json:"client,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Transport string `json:"transport,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+
+	// Calls and tasks.
+	Call       uint64 `json:"call,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Args       string `json:"args,omitempty"`
+	Task       string `json:"task,omitempty"`
+	Stop       string `json:"stop,omitempty"` // key to POST to /watch/stop while it runs
+	Outcome    string `json:"outcome,omitempty"`
+	Error      bool   `json:"error,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
+	Diff       string `json:"diff,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+
+	// Output.
+	Stream string `json:"stream,omitempty"` // stdout or stderr
+	Text   string `json:"text,omitempty"`
+
+	Count uint64 `json:"count,omitempty"` // dropped events
+}
+
+// Hub is the event stream. The zero value is not usable; see [NewHub].
+type Hub struct {
+	redact string // replaced by [token] in every text published
+	size   int
+	subs   atomic.Int32
+	calls  atomic.Uint64
+	now    func() time.Time
+
+	mu       sync.Mutex
+	ring     []Event
+	next     uint64        // id of the next event; ids start at 1
+	wake     chan struct{} // closed at the next publish, if waiting
+	waiting  bool
+	closed   chan struct{}    // closed by Close: streams end
+	sessions map[string]Event // live sessions, latest state
+	stops    map[string]func()
+}
+
+// Options configure a Hub.
+type Options struct {
+	History int    // events kept; DefaultHistory if 0
+	Redact  string // a secret (the bearer token) never to show
+}
+
+// NewHub returns an empty Hub.
+func NewHub(o Options) *Hub {
+	if o.History <= 0 {
+		o.History = DefaultHistory
+	}
+	return &Hub{
+		redact:   o.Redact,
+		size:     o.History,
+		now:      time.Now,
+		ring:     make([]Event, 0, min(o.History, 256)),
+		next:     1,
+		wake:     make(chan struct{}),
+		closed:   make(chan struct{}),
+		sessions: map[string]Event{},
+		stops:    map[string]func(){},
+	}
+}
+
+// Close ends every stream being served, so that a server can shut down without waiting
+// for watchers. Publishing still works.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.closed:
+	default:
+		close(h.closed)
+	}
+}
+
+// Closed returns a channel closed by [Hub.Close].
+func (h *Hub) Closed() <-chan struct{} { return h.closed }
+
+// Watching reports whether anyone follows the stream now.
+func (h *Hub) Watching() bool { return h != nil && h.subs.Load() > 0 }
+
+// Publish adds e to the stream, setting its ID and time, and returns the ID.
+func (h *Hub) Publish(e Event) uint64 {
+	if h == nil {
+		return 0
+	}
+	e.Args, e.Text, e.Diff, e.Outcome, e.Summary, e.Cwd = h.clean(e.Args), h.clean(e.Text), h.clean(e.Diff), h.clean(e.Outcome), h.clean(e.Summary), h.clean(e.Cwd)
+	if e.Time.IsZero() {
+		e.Time = h.now()
+	}
+	h.mu.Lock()
+	e.ID = h.next
+	h.next++
+	if len(h.ring) < h.size {
+		h.ring = append(h.ring, e)
+	} else {
+		h.ring[int((e.ID-1)%uint64(h.size))] = e
+	}
+	switch e.Kind {
+	case KindSession:
+		h.sessions[e.Session] = e
+	case KindSessionEnd:
+		delete(h.sessions, e.Session)
+	case KindCallEnd:
+		if s, ok := h.sessions[e.Session]; ok && e.Cwd != "" {
+			s.Cwd = e.Cwd
+			h.sessions[e.Session] = s
+		}
+	}
+	if h.waiting {
+		close(h.wake)
+		h.wake = make(chan struct{})
+		h.waiting = false
+	}
+	h.mu.Unlock()
+	return e.ID
+}
+
+func (h *Hub) clean(s string) string {
+	if h.redact == "" || s == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, h.redact, "[token]")
+}
+
+// Subscription is one follower's place in the stream.
+type Subscription struct {
+	h    *Hub
+	next uint64 // the next event to hand out
+	once sync.Once
+}
+
+// Subscribe starts following the stream after event id last: 0 for all the history kept.
+// Close the subscription when done.
+func (h *Hub) Subscribe(last uint64) *Subscription {
+	h.subs.Add(1)
+	return &Subscription{h: h, next: last + 1}
+}
+
+// Close ends the subscription.
+func (s *Subscription) Close() { s.once.Do(func() { s.h.subs.Add(-1) }) }
+
+// Next returns the events after the last ones returned, at most max of them, or nil and
+// a channel closed when there are more. Events that were pushed out of the ring before
+// this subscriber read them are reported first as one [KindDropped] event.
+func (s *Subscription) Next(max int) ([]Event, <-chan struct{}) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.next >= h.next {
+		h.waiting = true
+		return nil, h.wake
+	}
+	var out []Event
+	oldest := h.next - uint64(len(h.ring))
+	if s.next < oldest {
+		if s.next > 1 || oldest > 1 {
+			out = append(out, Event{Kind: KindDropped, Count: oldest - s.next, Time: h.now()})
+		}
+		s.next = oldest
+	}
+	for s.next < h.next && len(out) < max {
+		out = append(out, h.ring[int((s.next-1)%uint64(h.size))])
+		s.next++
+	}
+	return out, nil
+}
+
+// Sessions returns the live sessions as their latest session events, oldest first.
+func (h *Hub) Sessions() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Event, 0, len(h.sessions))
+	for _, e := range h.sessions {
+		out = append(out, e)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].ID < out[j-1].ID; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// stoppable registers f as the way to stop what key names, until the returned function
+// is called.
+func (h *Hub) stoppable(key string, f func()) func() {
+	h.mu.Lock()
+	h.stops[key] = f
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.stops, key)
+		h.mu.Unlock()
+	}
+}
+
+// Stop stops the running command or task key names, as the person watching asked. It
+// reports whether there was one; the stop itself goes on in the background.
+func (h *Hub) Stop(key string) bool {
+	h.mu.Lock()
+	f, ok := h.stops[key]
+	delete(h.stops, key)
+	h.mu.Unlock()
+	if ok {
+		go f()
+	}
+	return ok
+}
