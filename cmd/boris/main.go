@@ -22,8 +22,6 @@ import (
 	"github.com/mjkoo/boris/internal/shell"
 )
 
-// version is set at release build time with -ldflags "-X main.version=...".
-var version = ""
 
 func main() {
 	tuneGC(os.Getenv, os.ReadFile)
@@ -136,14 +134,4 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
 }

@@ -1,0 +1,192 @@
+// Package deploy checks the Kubernetes manifests in kubernetes/: every document decodes
+// strictly (no unknown or misspelt field) into the API type its kind names, and the
+// pieces that have to agree do.
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// types maps apiVersion/kind to a fresh value of its API type.
+var types = map[string]func() any{
+	"apps/v1/Deployment":                 func() any { return new(appsv1.Deployment) },
+	"batch/v1/Job":                       func() any { return new(batchv1.Job) },
+	"v1/Service":                         func() any { return new(corev1.Service) },
+	"v1/PersistentVolumeClaim":           func() any { return new(corev1.PersistentVolumeClaim) },
+	"networking.k8s.io/v1/Ingress":       func() any { return new(networkingv1.Ingress) },
+	"v1/Secret":                          func() any { return new(corev1.Secret) },
+	"networking.k8s.io/v1/NetworkPolicy": func() any { return new(networkingv1.NetworkPolicy) },
+}
+
+var docSep = regexp.MustCompile(`(?m)^---\s*$`)
+
+// decode returns every object in the manifests, strictly decoded.
+func decode(t *testing.T) map[string][]any {
+	t.Helper()
+	files, err := filepath.Glob("kubernetes/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests found: %v", err)
+	}
+	objs := make(map[string][]any)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range docSep.Split(string(data), -1) {
+			if strings.TrimSpace(stripComments(doc)) == "" {
+				continue
+			}
+			js, err := yaml.YAMLToJSON([]byte(doc))
+			if err != nil {
+				t.Fatalf("%s document %d: %v", f, i+1, err)
+			}
+			var head struct{ APIVersion, Kind string }
+			if err := json.Unmarshal(js, &head); err != nil {
+				t.Fatalf("%s document %d: %v", f, i+1, err)
+			}
+			key := head.APIVersion + "/" + head.Kind
+			newObj, ok := types[key]
+			if !ok {
+				t.Fatalf("%s document %d: unexpected kind %q", f, i+1, key)
+			}
+			obj := newObj()
+			dec := json.NewDecoder(bytes.NewReader(js))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(obj); err != nil {
+				t.Errorf("%s document %d (%s): %v", f, i+1, key, err)
+				continue
+			}
+			objs[filepath.Base(f)] = append(objs[filepath.Base(f)], obj)
+		}
+	}
+	return objs
+}
+
+func stripComments(doc string) string {
+	var b strings.Builder
+	for line := range strings.Lines(doc) {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+func TestManifestsDecodeStrictly(t *testing.T) {
+	objs := decode(t)
+	for _, want := range []string{"boris.yaml", "sandbox-job.yaml", "ingress-sticky.yaml", "stateless.yaml"} {
+		if len(objs[want]) == 0 {
+			t.Errorf("kubernetes/%s has no objects", want)
+		}
+	}
+}
+
+// TestPodsAreSafeAndProbed checks what every Boris container must have: the token from a
+// Secret, resource limits, a probe on /health, and no privilege escalation.
+func TestPodsAreSafeAndProbed(t *testing.T) {
+	for file, list := range decode(t) {
+		for _, obj := range list {
+			var spec *corev1.PodSpec
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				spec = &o.Spec.Template.Spec
+			case *batchv1.Job:
+				spec = &o.Spec.Template.Spec
+			default:
+				continue
+			}
+			for _, c := range spec.Containers {
+				if c.Name != "boris" {
+					continue
+				}
+				name := file + ": container " + c.Name
+				if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+					return strings.HasPrefix(e.Name, "BORIS_TOKEN") && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
+				}) && !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.Contains(m.Name, "token") }) {
+					t.Errorf("%s: the token does not come from a Secret", name)
+				}
+				if c.Resources.Limits.Memory().IsZero() || c.Resources.Limits.Cpu().IsZero() {
+					t.Errorf("%s: no cpu and memory limits", name)
+				}
+				if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/health" {
+					t.Errorf("%s: no readiness probe on /health", name)
+				}
+				if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+					t.Errorf("%s: privilege escalation is not turned off", name)
+				}
+			}
+		}
+	}
+}
+
+// TestServicesSelectPods checks that each Service and Ingress points at something defined.
+func TestServicesSelectPods(t *testing.T) {
+	objs := decode(t)
+	labels := map[string]map[string]string{}
+	services := map[string]bool{}
+	for _, list := range objs {
+		for _, obj := range list {
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				labels[o.Name] = o.Spec.Template.Labels
+				if !selects(o.Spec.Selector.MatchLabels, o.Spec.Template.Labels) {
+					t.Errorf("deployment %s: selector does not match its pod labels", o.Name)
+				}
+			case *corev1.Service:
+				services[o.Name] = true
+			}
+		}
+	}
+	for _, list := range objs {
+		for _, obj := range list {
+			switch o := obj.(type) {
+			case *corev1.Service:
+				if !slices.ContainsFunc(mapsValues(labels), func(l map[string]string) bool { return selects(o.Spec.Selector, l) }) {
+					t.Errorf("service %s selects no pod template", o.Name)
+				}
+			case *networkingv1.Ingress:
+				for _, r := range o.Spec.Rules {
+					for _, p := range r.HTTP.Paths {
+						if !services[p.Backend.Service.Name] {
+							t.Errorf("ingress %s: backend service %s is not defined", o.Name, p.Backend.Service.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func selects(selector, podLabels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if podLabels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func mapsValues(m map[string]map[string]string) []map[string]string {
+	var out []map[string]string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
