@@ -10,7 +10,8 @@ var version = ""
 
 // buildVersion names the build: the stamped release version, else the module version that
 // `go install …@v1.2.3` records, else the commit and its date from the VCS stamp that `go build`
-// adds in a checkout, marked "+dirty" when the tree had uncommitted changes.
+// adds in a checkout, marked "+dirty" when the tree had uncommitted changes; else "dev" and
+// the Go release that built it.
 func buildVersion() string {
 	if version != "" {
 		return version
@@ -39,6 +40,11 @@ func describe(info *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
+		// Built without a VCS stamp (outside a checkout, or with -buildvcs=false): say at
+		// least what built it.
+		if info.GoVersion != "" {
+			return "dev (" + info.GoVersion + ")"
+		}
 		return "dev"
 	}
 	var b strings.Builder

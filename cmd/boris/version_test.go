@@ -28,6 +28,7 @@ func TestDescribe(t *testing.T) {
 			Settings: vcs("vcs.revision", "9bfc19178df7acde", "vcs.modified", "true")},
 			"dev-9bfc19178df7+dirty"},
 		{"no stamp", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"no stamp, Go release known", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, "dev (go1.26.8)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
