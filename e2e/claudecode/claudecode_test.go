@@ -1,0 +1,307 @@
+// Package claudecode drives the built Boris binary through the real Claude
+// Code CLI, over STDIO and over HTTP, with a fake Anthropic Messages API in
+// place of the model. The CLI is pinned in package.json here; install it with
+// `npm ci --prefix e2e/claudecode`. Without it the tests skip, unless
+// BORIS_E2E_CLAUDE=1 is set, which makes a missing CLI a failure.
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// claudeVersion is the Claude Code release these checks were written against.
+const claudeVersion = "2.1.330"
+
+var (
+	buildOnce sync.Once
+	borisBin  string
+	buildErr  error
+)
+
+// boris builds the Boris binary once for every test, or returns the one
+// named by BORIS_E2E_BINARY (to check a release build).
+func boris(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("BORIS_E2E_BINARY"); bin != "" {
+		return bin
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "boris-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		borisBin = filepath.Join(dir, "boris")
+		out, err := exec.Command("go", "build", "-o", borisBin, "github.com/mjkoo/boris/cmd/boris").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return borisBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if borisBin != "" {
+		os.RemoveAll(filepath.Dir(borisBin))
+	}
+	os.Exit(code)
+}
+
+// claude finds the Claude Code CLI: the one installed from package.json here,
+// else one on PATH. It skips the test when there is none, unless
+// BORIS_E2E_CLAUDE=1 asks for the check to be mandatory.
+func claude(t *testing.T) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("node_modules", ".bin", "claude"))
+	if err == nil {
+		if _, err = os.Stat(path); err != nil {
+			path, err = exec.LookPath("claude")
+		}
+	}
+	if err != nil {
+		msg := "Claude Code CLI not found: run `npm ci --prefix e2e/claudecode` (or put claude on PATH)"
+		if os.Getenv("BORIS_E2E_CLAUDE") == "1" {
+			t.Fatal(msg + " (BORIS_E2E_CLAUDE=1 makes this check mandatory)")
+		}
+		t.Skip(msg)
+	}
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", path, err)
+	}
+	if !strings.Contains(string(out), claudeVersion) {
+		t.Logf("checking with Claude Code %s; these checks were written against %s", strings.TrimSpace(string(out)), claudeVersion)
+	}
+	return path
+}
+
+// runClaude runs one headless Claude Code turn against the fake model at
+// baseURL, with Boris configured as the MCP server "boris" by mcpServer (one
+// entry of an mcpServers object), and returns its JSON output.
+func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout time.Duration) string {
+	t.Helper()
+	bin := claude(t)
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"boris": mcpServer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin,
+		"-p", "Follow the script.",
+		"--mcp-config", string(cfg),
+		"--strict-mcp-config",
+		"--allowedTools", "mcp__boris",
+		"--output-format", "json",
+		"--debug-file", filepath.Join(home, "debug.log"),
+	)
+	cmd.Dir = home
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"ANTHROPIC_BASE_URL="+baseURL,
+		"ANTHROPIC_API_KEY=dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"ENABLE_TOOL_SEARCH=false",
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	t.Cleanup(func() {
+		if t.Failed() {
+			debug, _ := os.ReadFile(filepath.Join(home, "debug.log"))
+			t.Logf("claude debug log:\n%s", debug)
+		}
+	})
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// stdioServer is the MCP config entry that starts Boris over STDIO in dir.
+func stdioServer(t *testing.T, dir string, flags ...string) map[string]any {
+	args := append([]string{"--transport", "stdio", "--workdir", dir}, flags...)
+	return map[string]any{"command": boris(t), "args": args}
+}
+
+// httpServer starts Boris over HTTP on a free loopback port with a bearer
+// token read from a file, and returns the MCP config entry that reaches it.
+func httpServer(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	token := "e2e-" + fmt.Sprint(time.Now().UnixNano())
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	cmd := exec.Command(boris(t), "--port", fmt.Sprint(port), "--workdir", dir, "--token-file", tokenFile)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("boris log:\n%s", logs.String())
+		}
+	})
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, base, exited)
+	return map[string]any{
+		"type":    "http",
+		"url":     base + "/mcp",
+		"headers": map[string]string{"Authorization": "Bearer " + token},
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitHealthy polls /health until Boris answers, failing if it exits first.
+func waitHealthy(t *testing.T, base string, exited <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("boris exited before serving: %v", err)
+		case <-tick.C:
+		}
+	}
+	t.Fatal("boris did not answer /health within 30 s")
+}
+
+// workspace makes a directory with one small file in it.
+func workspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("first line\nsecond line from notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// wantResult checks that script step i got a successful tool_result
+// containing want, as text and not as a JSON object.
+func wantResult(t *testing.T, m *fakeModel, i int, want string) {
+	t.Helper()
+	r, ok := m.result(i)
+	if !ok {
+		t.Errorf("step %d (%s): the model never received its tool_result", i, m.script[i].Name)
+		return
+	}
+	if r.IsError {
+		t.Errorf("step %d (%s): tool_result is an error: %s", i, m.script[i].Name, r.Text)
+	}
+	if !strings.Contains(r.Text, want) {
+		t.Errorf("step %d (%s): tool_result does not contain %q:\n%s", i, m.script[i].Name, want, r.Text)
+	}
+	if trimmed := strings.TrimSpace(r.Text); strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
+		t.Errorf("step %d (%s): the model was given JSON, not text:\n%s", i, m.script[i].Name, r.Text)
+	}
+}
+
+func bashCall(command string) toolCall {
+	return toolCall{Name: "mcp__boris__bash", Input: map[string]any{"command": command}}
+}
+
+func TestSTDIO(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t)
+	m, url := newFakeModel(t,
+		bashCall("echo hello-from-boris"),
+		toolCall{Name: "mcp__boris__view", Input: map[string]any{"path": "notes.txt"}},
+	)
+	runClaude(t, url, stdioServer(t, dir), 3*time.Minute)
+	wantResult(t, m, 0, "hello-from-boris")
+	wantResult(t, m, 1, "second line from notes")
+}
+
+func TestHTTPToken(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t)
+	m, url := newFakeModel(t, bashCall("echo hello-over-http"))
+	runClaude(t, url, httpServer(t, dir), 3*time.Minute)
+	wantResult(t, m, 0, "hello-over-http")
+}
+
+// TestHTTPLongCall runs a silent command for longer than the 60 s Claude
+// Code waits for an HTTP response to start.
+func TestHTTPLongCall(t *testing.T) {
+	if testing.Short() || os.Getenv("BORIS_E2E_SKIP_LONG") == "1" {
+		t.Skip("a 75 s call; skipped with -short or BORIS_E2E_SKIP_LONG=1")
+	}
+	t.Parallel()
+	dir := workspace(t)
+	m, url := newFakeModel(t, toolCall{Name: "mcp__boris__bash", Input: map[string]any{
+		"command": "sleep 75; echo long-call-done", "timeout": 120000,
+	}})
+	runClaude(t, url, httpServer(t, dir), 4*time.Minute)
+	wantResult(t, m, 0, "long-call-done")
+}
+
+// TestClaudeCodeFace drives the --tools claude-code face, which offers
+// Claude Code's own tool names and parameters.
+func TestClaudeCodeFace(t *testing.T) {
+	t.Parallel()
+	help, err := exec.Command(boris(t), "--help").CombinedOutput()
+	if err != nil && !errors.As(err, new(*exec.ExitError)) {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(help), "--tools") {
+		t.Skip("boris has no --tools flag yet: the --tools claude-code face is not built in")
+	}
+	dir := workspace(t)
+	m, url := newFakeModel(t,
+		toolCall{Name: "mcp__boris__Bash", Input: map[string]any{"command": "echo hello-from-the-face", "description": "Say hello"}},
+		toolCall{Name: "mcp__boris__Read", Input: map[string]any{"file_path": filepath.Join(dir, "notes.txt")}},
+	)
+	runClaude(t, url, stdioServer(t, dir, "--tools", "claude-code"), 3*time.Minute)
+	wantResult(t, m, 0, "hello-from-the-face")
+	wantResult(t, m, 1, "second line from notes")
+}
