@@ -265,9 +265,17 @@ func TestSTDIO(t *testing.T) {
 func TestHTTPToken(t *testing.T) {
 	t.Parallel()
 	dir := workspace(t)
-	m, url := newFakeModel(t, bashCall("echo hello-over-http"))
+	m, url := newFakeModel(t,
+		bashCall("echo hello-over-http"),
+		bashCall("mkdir -p sub && cd sub && export BORIS_E2E_MARK=kept"),
+		bashCall(`pwd; echo "mark=$BORIS_E2E_MARK"`),
+	)
 	runClaude(t, url, httpServer(t, dir), 3*time.Minute)
 	wantResult(t, m, 0, "hello-over-http")
+	// Each call is its own stateless request; the workspace keeps the
+	// working directory and environment between them.
+	wantResult(t, m, 2, filepath.Join(dir, "sub")+"\n")
+	wantResult(t, m, 2, "mark=kept")
 }
 
 // TestHTTPLongCall runs a silent command for longer than the 60 s Claude

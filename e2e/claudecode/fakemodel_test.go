@@ -130,7 +130,10 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			m.mu.Lock()
-			m.results[step] = toolResult{Text: resultText(b.Content), IsError: b.IsError, Raw: b.Content}
+			if _, seen := m.results[step]; !seen {
+				m.t.Logf("fake model: tool_result %s: %s", b.ToolUseID, b.Content)
+				m.results[step] = toolResult{Text: resultText(b.Content), IsError: b.IsError, Raw: b.Content}
+			}
 			m.mu.Unlock()
 			done++
 		}
