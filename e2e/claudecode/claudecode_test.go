@@ -94,8 +94,9 @@ func claude(t *testing.T) string {
 
 // runClaude runs one headless Claude Code turn against the fake model at
 // baseURL, with Boris configured as the MCP server "boris" by mcpServer (one
-// entry of an mcpServers object), and returns its JSON output.
-func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout time.Duration) string {
+// entry of an mcpServers object). The turn must end with the fake model's
+// final text and without a broken connection to Boris.
+func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout time.Duration) {
 	t.Helper()
 	bin := claude(t)
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"boris": mcpServer}})
@@ -119,8 +120,10 @@ func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout t
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"ANTHROPIC_BASE_URL="+baseURL,
 		"ANTHROPIC_API_KEY=dummy",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", // no telemetry, no connectivity probe
 		"DISABLE_AUTOUPDATER=1",
+		// List MCP tools in the request, as a model sees them once loaded,
+		// instead of behind ToolSearch; the fake model checks the name.
 		"ENABLE_TOOL_SEARCH=false",
 	)
 	var stdout, stderr bytes.Buffer
@@ -135,7 +138,25 @@ func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout t
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("claude: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	var out struct {
+		IsError bool   `json:"is_error"`
+		Result  string `json:"result"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || out.IsError || out.Result != finalText {
+		t.Errorf("claude did not finish the turn with %q: %s", finalText, stdout.String())
+	}
+	// Claude Code logs a connection that broke (a timeout, a malformed
+	// message, a notification it cannot place) and carries on, so look.
+	debug, err := os.ReadFile(filepath.Join(home, "debug.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(debug), "\n") {
+		if strings.Contains(line, `MCP server "boris"`) &&
+			(strings.Contains(line, "Connection error") || strings.Contains(line, "connection dropped")) {
+			t.Errorf("Claude Code logged a broken connection to Boris: %s", line)
+		}
+	}
 }
 
 // stdioServer is the MCP config entry that starts Boris over STDIO in dir.

@@ -34,6 +34,9 @@ type fakeModel struct {
 	results map[int]toolResult
 }
 
+// finalText is the fake model's last answer, once every call has a result.
+const finalText = "All done."
+
 // toolResult is what Claude Code sent back for one scripted call.
 type toolResult struct {
 	Text    string // the text blocks joined with newlines
@@ -148,7 +151,7 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 		answer(w, req, contentBlock{Type: "tool_use", ID: fmt.Sprintf("toolu_boris_%d", done)}, "tool_use", step)
 		return
 	}
-	answer(w, req, contentBlock{Type: "text", Text: "All done."}, "end_turn")
+	answer(w, req, contentBlock{Type: "text", Text: finalText}, "end_turn")
 }
 
 // resultText joins the text of a tool_result's content, which is either a
