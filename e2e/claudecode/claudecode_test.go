@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,11 +93,16 @@ func claude(t *testing.T) string {
 	return path
 }
 
+// claudeRun is what one headless Claude Code turn left behind.
+type claudeRun struct {
+	Output string // its --output-format json result
+	Debug  string // its debug log
+}
+
 // runClaude runs one headless Claude Code turn against the fake model at
 // baseURL, with Boris configured as the MCP server "boris" by mcpServer (one
-// entry of an mcpServers object). The turn must end with the fake model's
-// final text and without a broken connection to Boris.
-func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout time.Duration) {
+// entry of an mcpServers object).
+func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout time.Duration) claudeRun {
 	t.Helper()
 	bin := claude(t)
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"boris": mcpServer}})
@@ -104,6 +110,7 @@ func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout t
 		t.Fatal(err)
 	}
 	home := t.TempDir()
+	debugFile := filepath.Join(home, "debug.log")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin,
@@ -112,7 +119,7 @@ func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout t
 		"--strict-mcp-config",
 		"--allowedTools", "mcp__boris",
 		"--output-format", "json",
-		"--debug-file", filepath.Join(home, "debug.log"),
+		"--debug-file", debugFile,
 	)
 	cmd.Dir = home
 	cmd.Env = append(os.Environ(),
@@ -131,32 +138,49 @@ func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout t
 	cmd.WaitDelay = 5 * time.Second
 	t.Cleanup(func() {
 		if t.Failed() {
-			debug, _ := os.ReadFile(filepath.Join(home, "debug.log"))
+			debug, _ := os.ReadFile(debugFile)
 			t.Logf("claude debug log:\n%s", debug)
 		}
 	})
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("claude: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
+	debug, err := os.ReadFile(debugFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return claudeRun{Output: stdout.String(), Debug: string(debug)}
+}
+
+// wantClean checks that the turn ended with the fake model's final text and
+// that Claude Code logged no broken connection to Boris (it logs one, and
+// carries on, on a timeout, a malformed message or a notification it cannot
+// place).
+func (r claudeRun) wantClean(t *testing.T) {
+	t.Helper()
 	var out struct {
 		IsError bool   `json:"is_error"`
 		Result  string `json:"result"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || out.IsError || out.Result != finalText {
-		t.Errorf("claude did not finish the turn with %q: %s", finalText, stdout.String())
+	if err := json.Unmarshal([]byte(r.Output), &out); err != nil || out.IsError || out.Result != finalText {
+		t.Errorf("claude did not finish the turn with %q: %s", finalText, r.Output)
 	}
-	// Claude Code logs a connection that broke (a timeout, a malformed
-	// message, a notification it cannot place) and carries on, so look.
-	debug, err := os.ReadFile(filepath.Join(home, "debug.log"))
-	if err != nil {
-		t.Fatal(err)
+	for _, line := range r.brokenConnection() {
+		t.Errorf("Claude Code logged a broken connection to Boris: %s", line)
 	}
-	for _, line := range strings.Split(string(debug), "\n") {
+}
+
+// brokenConnection returns the debug log's lines about a failed or broken
+// connection to Boris.
+func (r claudeRun) brokenConnection() []string {
+	var lines []string
+	for _, line := range strings.Split(r.Debug, "\n") {
 		if strings.Contains(line, `MCP server "boris"`) &&
 			(strings.Contains(line, "Connection error") || strings.Contains(line, "connection dropped")) {
-			t.Errorf("Claude Code logged a broken connection to Boris: %s", line)
+			lines = append(lines, line)
 		}
 	}
+	return lines
 }
 
 // stdioServer is the MCP config entry that starts Boris over STDIO in dir.
@@ -166,8 +190,9 @@ func stdioServer(t *testing.T, dir string, flags ...string) map[string]any {
 }
 
 // httpServer starts Boris over HTTP on a free loopback port with a bearer
-// token read from a file, and returns the MCP config entry that reaches it.
-func httpServer(t *testing.T, dir string) map[string]any {
+// token read from a file, and returns the MCP config entry that reaches it,
+// sending the token after authPrefix in its Authorization header.
+func httpServer(t *testing.T, dir, authPrefix string) map[string]any {
 	t.Helper()
 	token := "e2e-" + fmt.Sprint(time.Now().UnixNano())
 	tokenFile := filepath.Join(t.TempDir(), "token")
@@ -200,7 +225,7 @@ func httpServer(t *testing.T, dir string) map[string]any {
 	return map[string]any{
 		"type":    "http",
 		"url":     base + "/mcp",
-		"headers": map[string]string{"Authorization": "Bearer " + token},
+		"headers": map[string]string{"Authorization": authPrefix + token},
 	}
 }
 
@@ -278,7 +303,7 @@ func TestSTDIO(t *testing.T) {
 		bashCall("echo hello-from-boris"),
 		toolCall{Name: "mcp__boris__view", Input: map[string]any{"path": "notes.txt"}},
 	)
-	runClaude(t, url, stdioServer(t, dir), 3*time.Minute)
+	runClaude(t, url, stdioServer(t, dir), 3*time.Minute).wantClean(t)
 	wantResult(t, m, 0, "hello-from-boris")
 	wantResult(t, m, 1, "second line from notes")
 }
@@ -291,12 +316,31 @@ func TestHTTPToken(t *testing.T) {
 		bashCall("mkdir -p sub && cd sub && export BORIS_E2E_MARK=kept"),
 		bashCall(`pwd; echo "mark=$BORIS_E2E_MARK"`),
 	)
-	runClaude(t, url, httpServer(t, dir), 3*time.Minute)
+	runClaude(t, url, httpServer(t, dir, "Bearer "), 3*time.Minute).wantClean(t)
 	wantResult(t, m, 0, "hello-over-http")
 	// Each call is its own stateless request; the workspace keeps the
 	// working directory and environment between them.
 	wantResult(t, m, 2, filepath.Join(dir, "sub")+"\n")
 	wantResult(t, m, 2, "mark=kept")
+}
+
+// TestHTTPWrongToken checks that the token is required through Claude Code
+// too: with a wrong one, Boris's tools never reach the model.
+func TestHTTPWrongToken(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t)
+	m, url := newFakeModel(t, bashCall("echo must-not-run"))
+	m.expectMissing = true
+	run := runClaude(t, url, httpServer(t, dir, "Bearer wrong-"), 3*time.Minute)
+	if r, ok := m.result(0); ok {
+		t.Errorf("a call with a wrong token reached Boris: %s", r.Text)
+	}
+	if !slices.Contains(m.missingTools(), "mcp__boris__bash") {
+		t.Errorf("Claude Code offered mcp__boris__bash with a wrong token")
+	}
+	if !strings.Contains(run.Debug, "rejected the configured Authorization header (HTTP 401)") {
+		t.Errorf("Claude Code did not log the rejected token")
+	}
 }
 
 // TestHTTPLongCall runs a silent command for longer than the 60 s Claude
@@ -310,7 +354,7 @@ func TestHTTPLongCall(t *testing.T) {
 	m, url := newFakeModel(t, toolCall{Name: "mcp__boris__bash", Input: map[string]any{
 		"command": "sleep 75; echo long-call-done", "timeout": 120000,
 	}})
-	runClaude(t, url, httpServer(t, dir), 4*time.Minute)
+	runClaude(t, url, httpServer(t, dir, "Bearer "), 4*time.Minute).wantClean(t)
 	wantResult(t, m, 0, "long-call-done")
 }
 
@@ -330,7 +374,7 @@ func TestClaudeCodeFace(t *testing.T) {
 		toolCall{Name: "mcp__boris__Bash", Input: map[string]any{"command": "echo hello-from-the-face", "description": "Say hello"}},
 		toolCall{Name: "mcp__boris__Read", Input: map[string]any{"file_path": filepath.Join(dir, "notes.txt")}},
 	)
-	runClaude(t, url, stdioServer(t, dir, "--tools", "claude-code"), 3*time.Minute)
+	runClaude(t, url, stdioServer(t, dir, "--tools", "claude-code"), 3*time.Minute).wantClean(t)
 	wantResult(t, m, 0, "hello-from-the-face")
 	wantResult(t, m, 1, "second line from notes")
 }

@@ -30,8 +30,13 @@ type fakeModel struct {
 	t      *testing.T
 	script []toolCall
 
+	// expectMissing makes a scripted tool that Claude Code does not offer
+	// a finding to check rather than an error.
+	expectMissing bool
+
 	mu      sync.Mutex
 	results map[int]toolResult
+	missing []string // scripted tools Claude Code did not offer
 }
 
 // finalText is the fake model's last answer, once every call has a result.
@@ -57,6 +62,14 @@ func (m *fakeModel) result(i int) (toolResult, bool) {
 	defer m.mu.Unlock()
 	r, ok := m.results[i]
 	return r, ok
+}
+
+// missingTools returns the scripted tools that Claude Code did not offer
+// when their step came.
+func (m *fakeModel) missingTools() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.missing)
 }
 
 type messagesRequest struct {
@@ -144,7 +157,12 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	if done < len(m.script) {
 		step := m.script[done]
 		if !slices.Contains(names, step.Name) {
-			m.t.Errorf("fake model: step %d calls %s, which Claude Code does not offer (offered: %v)", done, step.Name, names)
+			m.mu.Lock()
+			m.missing = append(m.missing, step.Name)
+			m.mu.Unlock()
+			if !m.expectMissing {
+				m.t.Errorf("fake model: step %d calls %s, which Claude Code does not offer (offered: %v)", done, step.Name, names)
+			}
 			answer(w, req, contentBlock{Type: "text", Text: "The tool is missing."}, "end_turn")
 			return
 		}
