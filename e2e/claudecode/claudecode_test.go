@@ -6,13 +6,13 @@
 package claudecode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,20 +194,41 @@ func stdioServer(t *testing.T, dir string, flags ...string) map[string]any {
 // sending the token after authPrefix in its Authorization header.
 func httpServer(t *testing.T, dir, authPrefix string) map[string]any {
 	t.Helper()
-	token := "e2e-" + fmt.Sprint(time.Now().UnixNano())
+	token := rand.Text()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	cmd := exec.Command(boris(t), "--port", fmt.Sprint(port), "--workdir", dir, "--token-file", tokenFile)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd := exec.Command(boris(t), "--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// Read the log for the address Boris listens on, and keep it.
+	var logs []string
+	listening := make(chan string, 1)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			logs = append(logs, lines.Text())
+			var rec struct {
+				Msg string `json:"msg"`
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "serving http" {
+				select {
+				case listening <- rec.URL:
+				default:
+				}
+			}
+		}
+		_ = cmd.Wait()
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
@@ -217,49 +238,22 @@ func httpServer(t *testing.T, dir, authPrefix string) map[string]any {
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("boris log:\n%s", logs.String())
+			t.Logf("boris log:\n%s", strings.Join(logs, "\n"))
 		}
 	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitHealthy(t, base, exited)
+	var url string
+	select {
+	case url = <-listening:
+	case <-exited:
+		t.Fatalf("boris exited before serving:\n%s", strings.Join(logs, "\n"))
+	case <-time.After(30 * time.Second):
+		t.Fatal("boris did not start serving within 30 s")
+	}
 	return map[string]any{
 		"type":    "http",
-		"url":     base + "/mcp",
+		"url":     url,
 		"headers": map[string]string{"Authorization": authPrefix + token},
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// waitHealthy polls /health until Boris answers, failing if it exits first.
-func waitHealthy(t *testing.T, base string, exited <-chan error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("boris exited before serving: %v", err)
-		case <-tick.C:
-		}
-	}
-	t.Fatal("boris did not answer /health within 30 s")
 }
 
 // workspace makes a directory with one small file in it.
