@@ -46,7 +46,6 @@ const finalText = "All done."
 type toolResult struct {
 	Text    string // the text blocks joined with newlines
 	IsError bool
-	Raw     json.RawMessage
 }
 
 func newFakeModel(t *testing.T, script ...toolCall) (*fakeModel, string) {
@@ -148,7 +147,7 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 			m.mu.Lock()
 			if _, seen := m.results[step]; !seen {
 				m.t.Logf("fake model: tool_result %s: %s", b.ToolUseID, b.Content)
-				m.results[step] = toolResult{Text: resultText(b.Content), IsError: b.IsError, Raw: b.Content}
+				m.results[step] = toolResult{Text: resultText(b.Content), IsError: b.IsError}
 			}
 			m.mu.Unlock()
 			done++
