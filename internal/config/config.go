@@ -151,7 +151,7 @@ type cli struct {
 	Stateless       bool             `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int              `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
 	BackgroundLimit int              `name:"background-task-timeout" help:"Seconds a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
-	LogLevel        string           `help:"Log level: debug, info, warn or error." default:"info" enum:"debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
+	LogLevel        string           `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string           `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
 	Watch           string           `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
 	NoWatch         bool             `help:"Do not serve the live view of tool calls at /watch." envvar:"BORIS_NO_WATCH"`
@@ -255,8 +255,17 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		return Config{}, fmt.Errorf("--background-task-timeout must not be negative, got %d", c.BackgroundLimit)
 	}
 	cfg.BackgroundTaskLimit = time.Duration(c.BackgroundLimit) * time.Second
-	if err := cfg.LogLevel.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return Config{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", c.LogLevel)
+	level := c.LogLevel
+	if level == "auto" {
+		// A STDIO client such as Claude Code files every line on stderr as an error, so
+		// the startup line and per-call audit stay quiet there unless asked for.
+		level = "info"
+		if c.Transport == "stdio" {
+			level = "warn"
+		}
+	}
+	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return Config{}, fmt.Errorf("--log-level %q: use auto, debug, info, warn or error", c.LogLevel)
 	}
 
 	wd, err := absDir(c.Workdir, getenv)

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,12 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff("stdio", c.Transport) }},
 		{"no view requirement", []string{"--no-require-view-before-edit"}, nil,
 			func(c Config) string { return cmp.Diff(false, c.RequireViewBeforeEdit) }},
+		{"log level over HTTP", nil, nil,
+			func(c Config) string { return cmp.Diff(slog.LevelInfo, c.LogLevel) }},
+		{"log level on STDIO stays quiet", []string{"--transport", "stdio"}, nil,
+			func(c Config) string { return cmp.Diff(slog.LevelWarn, c.LogLevel) }},
+		{"log level asked for on STDIO", []string{"--transport", "stdio", "--log-level", "info"}, nil,
+			func(c Config) string { return cmp.Diff(slog.LevelInfo, c.LogLevel) }},
 		{"stateless flag", []string{"--stateless"}, nil,
 			func(c Config) string { return cmp.Diff(true, c.Stateless) }},
 		{"stateless env", nil, map[string]string{"BORIS_STATELESS": "true"},
