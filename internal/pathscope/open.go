@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 )
@@ -116,7 +115,8 @@ func relBeneath(root, real string) (string, bool) {
 	return "", false
 }
 
-// FdPath returns the path the kernel has for the open file f (from /proc/self/fd).
+// FdPath returns the path the kernel has for the open file f: from /proc/self/fd on
+// Linux (fdpath_linux.go), from fcntl(F_GETPATH) on macOS (fdpath_darwin.go).
 func FdPath(f *os.File) (string, error) {
 	conn, err := f.SyscallConn()
 	if err != nil {
@@ -124,9 +124,7 @@ func FdPath(f *os.File) (string, error) {
 	}
 	var p string
 	var lerr error
-	cerr := conn.Control(func(fd uintptr) {
-		p, lerr = os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd)))
-	})
+	cerr := conn.Control(func(fd uintptr) { p, lerr = fdPath(fd) })
 	if cerr != nil {
 		return "", cerr
 	}
