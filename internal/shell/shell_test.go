@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 var shells = []string{"/bin/bash", "/bin/sh"}
@@ -258,25 +260,16 @@ func TestStartFailureLeaksNothing(t *testing.T) {
 	for _, script := range []string{"true", "cd ."} {
 		c := command(t, "/bin/bash", script)
 		c.Dir = filepath.Join(c.Dir, "missing")
-		before := openFDs(t)
+		before := testutil.OpenFDs(t)
 		for range 20 {
 			if _, err := Start(c); err == nil || !strings.Contains(err.Error(), "missing") {
 				t.Fatalf("Start in a missing directory: err = %v, want one naming the directory", err)
 			}
 		}
-		if after := openFDs(t); after != before {
+		if after := testutil.OpenFDs(t); after != before {
 			t.Errorf("%q: %d descriptors open after 20 failed starts, %d before", script, after, before)
 		}
 	}
-}
-
-func openFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	return len(entries)
 }
 
 // TestLongScript: a script longer than an argument may be (a large here-document) runs
