@@ -16,6 +16,11 @@ import (
 // fcntl stays valid for the whole call.
 var pathBufs = sync.Pool{New: func() any { return new([unix.PathMax]byte) }}
 
+// fdPathExact is false: F_GETPATH gives the name in the case a case-insensitive volume
+// stores it, which may not be how the path was spelled, so an open with no rule to check
+// it against is not checked.
+const fdPathExact = false
+
 // fdPath asks the kernel for the path of the open descriptor fd (fcntl F_GETPATH).
 func fdPath(fd uintptr) (string, error) {
 	buf := pathBufs.Get().(*[unix.PathMax]byte)
