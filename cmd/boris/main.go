@@ -22,7 +22,6 @@ import (
 	"github.com/mjkoo/boris/internal/shell"
 )
 
-
 func main() {
 	tuneGC(os.Getenv, os.ReadFile)
 	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like

@@ -20,6 +20,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/loopback"
 )
 
 // Config is the server's settings after parsing and validation. It is never modified after
@@ -187,6 +188,16 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	return c.config(getenv, version)
 }
 
+// Default returns the Config that an empty command line and environment give: every
+// setting at its default, working in the current directory. Tests start from it.
+func Default() Config {
+	cfg, err := Parse(nil, func(string) string { return "" }, "", io.Discard)
+	if err != nil {
+		panic("config: the defaults do not parse: " + err.Error()) // a programmer mistake
+	}
+	return cfg
+}
+
 func (c *cli) config(getenv func(string) string, version string) (Config, error) {
 	cfg := Config{
 		Transport:             c.Transport,
@@ -314,7 +325,7 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 			return Config{}, errors.New("--watch and --no-watch both given: choose one")
 		case c.Transport != "stdio":
 			return Config{}, errors.New("--watch is for stdio mode; over http the live view is at /watch on the server's own port")
-		case c.Token == "" && !c.GenerateToken && !c.InsecureNoAuth && !isLoopback(host):
+		case c.Token == "" && !c.GenerateToken && !c.InsecureNoAuth && !loopback.Host(host):
 			return Config{}, fmt.Errorf("refusing to serve the live view on %s without a token: set --token or --generate-token, or pass --insecure-no-auth on a trusted network", host)
 		}
 	}
@@ -335,7 +346,7 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		cfg.Token = newToken()
 		cfg.TokenGenerated = true
 	}
-	if cfg.Transport == "http" && cfg.Token == "" && !cfg.InsecureNoAuth && !isLoopback(cfg.Host) {
+	if cfg.Transport == "http" && cfg.Token == "" && !cfg.InsecureNoAuth && !loopback.Host(cfg.Host) {
 		return Config{}, fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it gets a shell; set --token (or BORIS_TOKEN) or --generate-token, or pass --insecure-no-auth on a trusted network", cfg.Host)
 	}
 	return cfg, nil
@@ -514,14 +525,6 @@ func absPath(path string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("%s does not exist", abs)
 	}
 	return abs, nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func detectShell() string {

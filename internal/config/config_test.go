@@ -33,6 +33,22 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// TestDefault: Default is what an empty command line gives.
+func TestDefault(t *testing.T) {
+	t.Parallel()
+	want, err := Parse(nil, env(nil), "", &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Default()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Default() differs from Parse(nil) (-want +got):\n%s", diff)
+	}
+	if got.KillGrace != DefaultKillGrace || got.MaxSpillTotal != DefaultMaxSpillTotal || got.SessionIdleTimeout != 30*time.Minute {
+		t.Errorf("Default() = %+v, want the documented defaults", got)
+	}
+}
+
 func TestParseFlagsAndEnv(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 )
@@ -80,6 +79,9 @@ func openBeneath(root, real string, flag int, mustVerify bool) (*os.File, error)
 		}
 		return nil, err
 	}
+	if !mustVerify && !fdPathExact {
+		return f, nil // no rule to check against, and a path that may differ in spelling
+	}
 	got, err := FdPath(f)
 	if err != nil && !mustVerify && errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -116,7 +118,8 @@ func relBeneath(root, real string) (string, bool) {
 	return "", false
 }
 
-// FdPath returns the path the kernel has for the open file f (from /proc/self/fd).
+// FdPath returns the path the kernel has for the open file f: from /proc/self/fd on
+// Linux (fdpath_linux.go), from fcntl(F_GETPATH) on macOS (fdpath_darwin.go).
 func FdPath(f *os.File) (string, error) {
 	conn, err := f.SyscallConn()
 	if err != nil {
@@ -124,9 +127,7 @@ func FdPath(f *os.File) (string, error) {
 	}
 	var p string
 	var lerr error
-	cerr := conn.Control(func(fd uintptr) {
-		p, lerr = os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd)))
-	})
+	cerr := conn.Control(func(fd uintptr) { p, lerr = fdPath(fd) })
 	if cerr != nil {
 		return "", cerr
 	}

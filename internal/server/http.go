@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/loopback"
 )
 
 // shutdownGrace bounds how long a graceful HTTP shutdown waits for open requests after every
@@ -214,11 +215,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // checkHost refuses requests whose Host header names another site while the server listens
 // on loopback: a DNS-rebinding page would send its own host name.
 func (s *Server) checkHost(next http.Handler) http.Handler {
-	if !isLoopbackHost(s.cfg.Host) {
+	if !loopback.Host(s.cfg.Host) {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isLoopbackHost(hostOnly(r.Host)) {
+		if !loopback.HostPort(r.Host) {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("host %q refused: this server only answers to localhost", r.Host))
 			return
 		}
@@ -248,14 +249,14 @@ func (s *Server) originAllowed(origin string) bool {
 	if slices.Contains(s.cfg.AllowOrigins, origin) {
 		return true
 	}
-	if !isLoopbackHost(s.cfg.Host) {
+	if !loopback.Host(s.cfg.Host) {
 		return false
 	}
 	rest, ok := strings.CutPrefix(origin, "http://")
 	if !ok {
 		rest, ok = strings.CutPrefix(origin, "https://")
 	}
-	return ok && isLoopbackHost(hostOnly(rest))
+	return ok && loopback.HostPort(rest)
 }
 
 // cors answers preflights and sets CORS headers for allow-listed origins only; there is never
@@ -540,19 +541,4 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 		"id":      nil,
 		"error":   map[string]any{"code": -32000, "message": msg},
 	})
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
 }

@@ -20,27 +20,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 func testConfig(t *testing.T) config.Config { return newConfig(t) }
 
 func newConfig(t testing.TB) config.Config {
 	t.Helper()
-	return config.Config{
-		Transport:             "http",
-		Host:                  "127.0.0.1",
-		Workdir:               t.TempDir(),
-		Timeout:               30 * time.Second,
-		MaxFileSize:           10_000_000,
-		RequireViewBeforeEdit: true,
-		MaxSessions:           8,
-		MaxBackgroundTasks:    4,
-		MaxRequestBytes:       1 << 20,
-		SessionIdleTimeout:    time.Minute,
-		LogLevel:              slog.LevelWarn,
-		Shell:                 "/bin/bash",
-		Version:               "test",
-	}
+	cfg := config.Default()
+	cfg.Workdir = t.TempDir()
+	cfg.Timeout = 30 * time.Second
+	cfg.MaxSessions = 8
+	cfg.MaxBackgroundTasks = 4
+	cfg.MaxRequestBytes = 1 << 20
+	cfg.SessionIdleTimeout = time.Minute
+	cfg.LogLevel = slog.LevelWarn
+	cfg.Shell = "/bin/bash"
+	cfg.Version = "test"
+	return cfg
 }
 
 func start(t testing.TB, cfg config.Config) (*Server, *httptest.Server) {
@@ -67,17 +64,6 @@ func startWith(t testing.TB, cfg config.Config, adjust func(*Server)) (*Server, 
 }
 
 // bearer adds a token to every request a client makes.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // sessionful is the newest protocol revision with sessions.
 const sessionful = "2025-11-25"
 
@@ -92,7 +78,7 @@ func dialAt(t testing.TB, url, token, version string) (*mcp.ClientSession, error
 	t.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if token != "" {
-		hc.Transport = bearer{token, http.DefaultTransport}
+		hc.Transport = testutil.Bearer(token, nil)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, MaxRetries: -1},
@@ -360,13 +346,13 @@ func TestSessionCyclesFreeEverything(t *testing.T) {
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	before := settledGoroutines(t, -1)
-	fdsBefore := openFDs(t)
+	fdsBefore := testutil.OpenFDs(t)
 	for range 1000 {
 		cycle()
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	after := settledGoroutines(t, before)
-	if fds := openFDs(t); fds > fdsBefore+10 {
+	if fds := testutil.OpenFDs(t); fds > fdsBefore+10 {
 		t.Errorf("open file descriptors grew from %d to %d over 1000 session cycles", fdsBefore, fds)
 	}
 	t.Logf("goroutines: %d before, %d after", before, after)
@@ -415,15 +401,6 @@ func TestInstructionsState(t *testing.T) {
 			t.Errorf("instructions %q lack %q", got, want)
 		}
 	}
-}
-
-func openFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	return len(entries)
 }
 
 // TestDeleteEndsRunningCommands: closing a session (HTTP DELETE) while a command runs

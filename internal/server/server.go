@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"slices"
@@ -145,7 +144,7 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 	}
 	id := ss.ID()
 	if id == "" {
-		id = randomID()
+		id = rand.Text()
 	}
 	st := s.newState(id)
 	s.sessions[ss] = st
@@ -293,12 +292,6 @@ func commandEnv(environ []string, token string) []string {
 // noTerminal keeps git from waiting for someone at a terminal: an editor for a commit
 // message (git commit without -m fails at once instead), or a password prompt.
 var noTerminal = []string{"GIT_EDITOR=true", "GIT_TERMINAL_PROMPT=0"}
-
-func randomID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // sdkLogger passes the SDK's own messages on only from warnings up, unless debugging: its
 // per-connection info lines would drown the audit log.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"slices"
 	"sync"
@@ -26,7 +27,7 @@ type httpPost struct {
 // registerPost records a POST under a fresh id in its header, so that the MCP middleware
 // can find it, and returns a function that forgets it.
 func (s *Server) registerPost(r *http.Request, p *httpPost) (forget func()) {
-	id := randomID()
+	id := rand.Text()
 	r.Header.Del(callHeader)
 	r.Header.Set(callHeader, id)
 	s.postMu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/loopback"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/watch"
 )
@@ -74,7 +75,7 @@ func (s *Server) mountWatch(mux *http.ServeMux) {
 
 // WatchHandler returns the live view's handler for a listener on host.
 func (s *Server) WatchHandler(host string) http.Handler {
-	return watch.Handler(s.hub, watch.HandlerOptions{Token: s.cfg.Token, Loopback: isLoopbackHost(host)})
+	return watch.Handler(s.hub, watch.HandlerOptions{Token: s.cfg.Token, Loopback: loopback.Host(host)})
 }
 
 // ServeWatch serves the live view alone on ln (stdio mode, --watch) until ctx is done.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // named adds a workspace name to every request a client makes.
@@ -29,7 +31,7 @@ func dialWorkspace(t *testing.T, url, token, name string) *mcp.ClientSession {
 	t.Helper()
 	var rt http.RoundTripper = http.DefaultTransport
 	if token != "" {
-		rt = bearer{token, rt}
+		rt = testutil.Bearer(token, rt)
 	}
 	if name != "" {
 		rt = named{name, rt}

@@ -8,7 +8,7 @@ import (
 )
 
 // family is a command's processes. Without Linux's cgroups and child subreapers, only
-// its process group is tracked (see shell.go).
+// its process group is tracked (see procs.go).
 type family struct{}
 
 func newFamily(*syscall.SysProcAttr) *family              { return &family{} }

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -10,7 +9,8 @@ import (
 )
 
 // A command's output and exit are watched with one poll(2) over its two pipes, the
-// shell's pidfd and an eventfd, from the goroutine that waits for it. Compared with a
+// shell's pidfd and an eventfd (where there are none, a pipe, woken by a goroutine
+// blocked in wait(2) once the shell exits), from the goroutine that waits for it. Compared with a
 // goroutine per pipe, a goroutine blocked in wait(2) and the runtime's netpoller between
 // them, that is one wakeup per event instead of several handoffs, and no epoll
 // registration per pipe: about a tenth of a millisecond per command.
@@ -112,22 +112,26 @@ func (p *Process) setExited(ws syscall.WaitStatus, lost bool) {
 	close(p.exited)
 }
 
-// wake interrupts the poll in pump, if the eventfd is still open.
+// wake interrupts the poll in pump, if the wakeup descriptor is still open.
 func (p *Process) wake() {
 	p.fdMu.RLock()
 	defer p.fdMu.RUnlock()
-	if p.wakeFD >= 0 {
-		one := [8]byte{1} // a little-endian uint64
-		_, _ = unix.Write(p.wakeFD, one[:])
+	if p.wakeW >= 0 {
+		one := [8]byte{1} // a little-endian uint64, as an eventfd wants
+		_, _ = unix.Write(p.wakeW, one[:])
 	}
 }
 
-// closeFDs closes the pipes, the pidfd and the eventfd.
+// closeFDs closes the pipes, the pidfd and the wakeup descriptors.
 func (p *Process) closeFDs() {
 	closeFD(&p.pipes[0])
 	closeFD(&p.pipes[1])
 	closeFD(&p.pidfd)
 	p.fdMu.Lock()
+	if p.wakeW == p.wakeFD {
+		p.wakeW = -1
+	}
+	closeFD(&p.wakeW)
 	closeFD(&p.wakeFD)
 	p.fdMu.Unlock()
 }
@@ -157,17 +161,6 @@ func isClosed(c <-chan struct{}) bool {
 		return false
 	}
 }
-
-// pidfdsWork reports whether the kernel hands out pidfds (Linux 5.3 and later) and
-// lets this process have them.
-var pidfdsWork = sync.OnceValue(func() bool {
-	fd, err := unix.PidfdOpen(os.Getpid(), 0)
-	if err != nil {
-		return false
-	}
-	_ = unix.Close(fd)
-	return true
-})
 
 // buffers recycles read buffers, one pipe's worth: a call that prints nothing should
 // not cost 64 kB.

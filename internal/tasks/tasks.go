@@ -5,7 +5,6 @@ package tasks
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,9 +81,7 @@ func NewManager(limits Limits) *Manager {
 		limits.Grace = shell.DefaultGrace
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return &Manager{limits: limits, tag: hex.EncodeToString(b), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
+	return &Manager{limits: limits, tag: rand.Text(), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
 }
 
 // NewMark returns a fresh [shell.Command.Mark] for one of this session's commands, so

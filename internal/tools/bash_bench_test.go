@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // The bash tool's per-call cost through a real client, next to the raw cost of spawning
@@ -33,7 +33,7 @@ import (
 
 func BenchmarkBashTrue(b *testing.B) {
 	cs := connectB(b)
-	defer cpuPerOp(b)()
+	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		res := callB(b, cs, "bash", map[string]any{"command": "true"})
 		if res.IsError {
@@ -47,7 +47,7 @@ func BenchmarkBashTrue(b *testing.B) {
 func BenchmarkBashTrueConfined(b *testing.B) {
 	needLandlock(b, 1)
 	cs := connectB(b, func(c *config.Config) { c.AllowDirs = []string{c.Workdir} })
-	defer cpuPerOp(b)()
+	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		res := callB(b, cs, "bash", map[string]any{"command": "true"})
 		if res.IsError {
@@ -57,7 +57,7 @@ func BenchmarkBashTrueConfined(b *testing.B) {
 }
 
 func BenchmarkBashRawSpawn(b *testing.B) {
-	defer cpuPerOp(b)()
+	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		cmd := exec.Command("/bin/bash", "-c", "true")
 		if err := cmd.Run(); err != nil {
@@ -80,23 +80,6 @@ func BenchmarkBashFlood200MB(b *testing.B) {
 		}
 		b.ReportMetric(float64(procStatus(b, "VmHWM")-before)/1024, "peak-RSS-MB")
 	}
-}
-
-// cpuPerOp reports the CPU time, this process's and its children's, per operation:
-// steadier than wall time on a busy machine.
-func cpuPerOp(b *testing.B) func() {
-	start := cpuTime()
-	return func() {
-		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
-	}
-}
-
-func cpuTime() time.Duration {
-	var self, children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	d := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return d(self.Utime) + d(self.Stime) + d(children.Utime) + d(children.Stime)
 }
 
 // procStatus returns a kB field of /proc/self/status.
@@ -162,7 +145,7 @@ func callB(b *testing.B, cs *mcp.ClientSession, name string, args any) *mcp.Call
 // BenchmarkBashTrue.
 func BenchmarkTaskList(b *testing.B) {
 	cs := connectB(b)
-	defer cpuPerOp(b)()
+	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		if res := callB(b, cs, "task_list", map[string]any{}); res.IsError {
 			b.Fatal(textOf(res))

@@ -1,13 +1,12 @@
 package watch_test
 
 import (
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/testutil"
 	"github.com/mjkoo/boris/internal/watch"
 )
 
@@ -43,7 +42,7 @@ func BenchmarkBashTrue(b *testing.B) {
 				}()
 			}
 			b.ReportAllocs()
-			defer cpuPerOp(b)()
+			defer testutil.CPUPerOp(b)()
 			for b.Loop() {
 				res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}})
 				if err != nil || res.IsError {
@@ -51,19 +50,6 @@ func BenchmarkBashTrue(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// cpuPerOp reports the process's CPU time per call (cpu-µs/op), which a busy machine
-// moves much less than wall time.
-func cpuPerOp(b *testing.B) func() {
-	var start syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &start)
-	return func() {
-		var end syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &end)
-		used := time.Duration(end.Utime.Nano() + end.Stime.Nano() - start.Utime.Nano() - start.Stime.Nano())
-		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/op")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "write the page's screenshot to docs/watch.png")
@@ -34,14 +35,6 @@ func browser(t *testing.T) string {
 	}
 	t.Skip("no browser: install Chromium (Debian: apt-get install -y chromium) or set BORIS_CHROMIUM to run the live view's browser test")
 	return ""
-}
-
-type bearerRT struct{ token string }
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestBrowser drives the page in headless Chromium while an MCP client works over HTTP:
@@ -113,7 +106,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "2.1.0"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{token}}, MaxRetries: -1}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: testutil.Bearer(token, nil)}, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,20 +18,15 @@ import (
 
 func testConfig(t testing.TB) config.Config {
 	t.Helper()
-	return config.Config{
-		Transport:             "stdio",
-		Workdir:               t.TempDir(),
-		Timeout:               120 * time.Second,
-		MaxFileSize:           10_000_000,
-		RequireViewBeforeEdit: true,
-		MaxSessions:           8,
-		MaxBackgroundTasks:    4,
-		MaxRequestBytes:       4 << 20,
-		LogLevel:              slog.LevelWarn,
-		LogFormat:             "text",
-		Shell:                 "/bin/bash",
-		Version:               "test",
-	}
+	cfg := config.Default()
+	cfg.Transport = "stdio"
+	cfg.Workdir = t.TempDir()
+	cfg.MaxSessions = 8
+	cfg.MaxBackgroundTasks = 4
+	cfg.LogLevel = slog.LevelWarn
+	cfg.Shell = "/bin/bash"
+	cfg.Version = "test"
+	return cfg
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

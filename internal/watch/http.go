@@ -9,11 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mjkoo/boris/internal/loopback"
 )
 
 //go:embed page
@@ -64,7 +65,7 @@ type web struct {
 // programs that send no Origin, get through. No CORS headers are ever set.
 func (w *web) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if w.opt.Loopback && !loopback(hostOnly(r.Host)) {
+		if w.opt.Loopback && !loopback.HostPort(r.Host) {
 			plain(rw, http.StatusForbidden, fmt.Sprintf("host %q refused: this server only answers to localhost", r.Host))
 			return
 		}
@@ -263,19 +264,4 @@ func plain(rw http.ResponseWriter, status int, msg string) {
 	rw.Header().Set("X-Content-Type-Options", "nosniff")
 	rw.WriteHeader(status)
 	_, _ = io.WriteString(rw, msg+"\n")
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func loopback(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -98,7 +97,8 @@ type Process struct {
 	// [Process.Wait] (see pump.go): no reader goroutines, no netpoller round trips.
 	pipes  [2]int // read ends of stdout and stderr; -1 once at EOF or closed
 	pidfd  int    // readable once the shell has exited; -1 where pidfds are missing
-	wakeFD int    // an eventfd that interrupts the poll
+	wakeFD int    // readable when the poll is to be interrupted (sys_linux.go, sys_other.go)
+	wakeW  int    // written to interrupt the poll; the same as wakeFD for an eventfd
 
 	exited   chan struct{}      // closed once the shell is reaped
 	status   syscall.WaitStatus // how it ended, once exited is closed
@@ -109,7 +109,7 @@ type Process struct {
 	readersDone chan struct{} // closed once both pipes reached EOF or were closed
 	quit        atomic.Bool   // tells the goroutine draining a lingering command's pipes to stop
 
-	fdMu      sync.RWMutex // held to write to wakeFD, and to close it
+	fdMu      sync.RWMutex // held to write to wakeW, and to close it
 	stopOnce  sync.Once
 	closeOnce sync.Once
 }
@@ -171,6 +171,7 @@ func Start(c Command) (*Process, error) {
 		pipes:       [2]int{-1, -1},
 		pidfd:       -1,
 		wakeFD:      -1,
+		wakeW:       -1,
 		exited:      make(chan struct{}),
 		waited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
@@ -210,14 +211,12 @@ func Start(c Command) (*Process, error) {
 		return nil, err
 	}
 	for i := range p.pipes {
-		var fds [2]int
-		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		if p.pipes[i], writeEnds[i], err = pipe(); err != nil {
 			return fail(fmt.Errorf("creating a pipe: %w", err))
 		}
-		p.pipes[i], writeEnds[i] = fds[0], fds[1]
 	}
-	if p.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return fail(fmt.Errorf("creating an eventfd: %w", err))
+	if p.wakeFD, p.wakeW, err = newWaker(); err != nil {
+		return fail(fmt.Errorf("creating a wakeup descriptor: %w", err))
 	}
 	// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
 	files := []uintptr{devNull.Fd(), uintptr(writeEnds[0]), uintptr(writeEnds[1])}
@@ -227,16 +226,15 @@ func Start(c Command) (*Process, error) {
 	// Its own session, so its own process group, and no controlling terminal: when Boris
 	// runs in a terminal, sudo, ssh and the like fail at once instead of prompting there.
 	sys := &syscall.SysProcAttr{Setsid: true}
-	if pidfdsWork() {
-		sys.PidFD = &p.pidfd
-	}
+	setPidFD(sys, &p.pidfd)
 	// Everything the command starts is tracked from the start, in a cgroup of its own
 	// where there is one (family_linux.go).
 	fam := newFamily(sys)
 	fam.spawning()
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
-	// watched through the pidfd, and exec's per-call work (copying the environment into
-	// a map to deduplicate it, opening /dev/null) is not needed here.
+	// watched through the pidfd (or by a goroutine in wait4 where there is none), and
+	// exec's per-call work (copying the environment into a map to deduplicate it, opening
+	// /dev/null) is not needed here.
 	attr := &syscall.ProcAttr{
 		Dir:   c.Dir,
 		Env:   inv.env,
@@ -473,7 +471,7 @@ func (p *Process) alive() bool {
 
 // reap collects exited members of the group that were reparented to this process (see
 // [AdoptOrphans]). It must only run once the shell itself is reaped, so that it never
-// takes the shell's status from os/exec.
+// takes the shell's status from [Process.Wait].
 func reap(pgid int) {
 	for {
 		var ws syscall.WaitStatus
@@ -487,138 +485,11 @@ func reap(pgid int) {
 	}
 }
 
-// mySession is this process's session; commands start sessions of their own.
-var mySession, _ = unix.Getsid(0)
-
-// markVar names the environment variable that marks a command's processes.
-const markVar = "BORIS_RUN"
-
-// Marked returns the processes, outside process group except, whose environment holds
-// BORIS_RUN=mark, or, if mark ends with "/", a BORIS_RUN value starting with mark.
-// Processes that cleared their environment, or belong to another user, are not found.
-func Marked(mark string, except int) []int {
-	if mark == "" {
-		return nil
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	want := []byte("\x00" + markVar + "=" + mark)
-	prefix := strings.HasSuffix(mark, "/")
-	self := os.Getpid()
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		i := bytes.Index(append([]byte{0}, b...), want)
-		if i < 0 {
-			continue
-		}
-		if rest := b[i-1+len(want):]; !prefix && len(rest) > 0 && rest[0] != 0 {
-			continue // a longer mark that merely starts with this one
-		}
-		if g, err := syscall.Getpgid(pid); err == nil && g == except {
-			continue
-		}
-		if running(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// StopMarked ends the processes [Marked] finds for mark: SIGTERM, then SIGKILL after
-// grace for those still running.
-func StopMarked(mark string, grace time.Duration) {
-	// A second look finds a process that was between fork and exec at the first, when
-	// its environment could not be read.
-	for range 2 {
-		pids := Marked(mark, 0)
-		if len(pids) == 0 {
-			return
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-		}
-		for deadline := time.Now().Add(grace); len(pids) > 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			pids = slices.DeleteFunc(pids, func(pid int) bool { return !running(pid) })
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
-// running reports whether pid is a process that is not a zombie. An exited process from
-// another session handed to this one as an orphan is reaped. Callers never pass a shell
-// this package is still waiting for: [Marked] leaves out the command's own group.
-func running(pid int) bool {
-	if sid, err := unix.Getsid(pid); err == nil && sid != mySession {
-		var ws syscall.WaitStatus
-		if got, _ := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == pid {
-			return false
-		}
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
-
-// GroupAlive reports whether any process of group pgid still runs. Zombies waiting for a
-// parent that does not reap them do not count.
-func GroupAlive(pgid int) bool { return groupAlive(pgid) }
-
-func groupAlive(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
-		return false
-	}
-	// Something answers: it may only be zombies. Look for a member that is not one.
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
-}
-
-// AdoptOrphans makes this process the reaper of its orphaned descendants, so that
-// processes a command leaves behind are reparented here and reaped by [Process.Wait] and
-// [Process.Close] instead of lingering as zombies under an init that does not reap them.
-// It is a process-wide setting; calling it more than once is harmless.
-func AdoptOrphans() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+// randomHex returns n random bytes in hex: short, for file names an agent reads.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func signalName(s syscall.Signal) string {
@@ -626,12 +497,6 @@ func signalName(s syscall.Signal) string {
 		return n
 	}
 	return "signal " + strconv.Itoa(int(s))
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // readReport reads the state report from f: everything up to its second NUL. It returns
@@ -656,8 +521,8 @@ func readReport(f *os.File) []byte {
 // newReportFile returns an unnamed file for the state report: in memory where the
 // kernel offers that, else in dir (or the temporary directory), removed at once.
 func newReportFile(dir string) (*os.File, error) {
-	if fd, err := unix.MemfdCreate("boris-state", unix.MFD_CLOEXEC); err == nil {
-		return os.NewFile(uintptr(fd), "boris-state"), nil
+	if f := memFile("boris-state"); f != nil {
+		return f, nil
 	}
 	f, err := os.CreateTemp(dir, "state-*")
 	if err != nil {
@@ -673,138 +538,3 @@ var openDevNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.D
 
 // maxReport bounds the state report: an environment larger than this is not learned.
 const maxReport = 8 << 20
-
-// invocation is how a command's shell is started.
-type invocation struct {
-	args, env []string
-	reported  bool   // the shell writes a state report on fd 3
-	script    string // a file holding the script, to remove once the shell is done; or ""
-}
-
-// maxScriptArg is the longest script passed to the shell as an argument. Linux refuses
-// an argument over 128 KiB, so a longer script (a large here-document, say) goes in a
-// file the shell reads; then $0 and messages name that file.
-const maxScriptArg = 64 << 10
-
-// wrap returns how to start the shell for c.
-//
-// A [Stateless] script runs as `shell -c script` and reports nothing.
-//
-// The script must run as one unit with nothing appended (a trailing comment or heredoc
-// would swallow appended text), and report where it ended on a channel its output cannot
-// reach: a pipe on fd 3, which the shell moves out of the way of the script's own
-// redirections. Under bash, a BASH_ENV file read before the script installs an EXIT trap
-// that writes the report; the script itself is passed to -c untouched, so messages, $0
-// and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
-// BASH_ENV would not be honoured) the script is passed as an argument and run with eval
-// under the same trap.
-func wrap(c Command) (invocation, error) {
-	inv := invocation{env: make([]string, 0, len(c.Env)+3)}
-	for _, kv := range c.Env {
-		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
-			inv.env = append(inv.env, kv)
-		}
-	}
-	inv.env = append(inv.env, "PWD="+c.Dir)
-	if c.Mark != "" {
-		inv.env = append(inv.env, markVar+"="+c.Mark)
-	}
-	// run is the script as the shell's arguments: `-c -- script`, or the file holding it.
-	run := []string{"-c", "--", c.Script}
-	if len(c.Script) > maxScriptArg {
-		f, err := writeScript(c)
-		if err != nil {
-			return invocation{}, err
-		}
-		inv.script, run = f, []string{"--", f}
-	}
-	switch {
-	case Stateless(c.Script, c.Env):
-		inv.args = run
-	case useBashEnv(c):
-		init := filepath.Join(c.StateDir, "bash-env")
-		if err := writeInit(init); err != nil {
-			removeScript(inv.script)
-			return invocation{}, err
-		}
-		inv.args, inv.env, inv.reported = run, append(inv.env, "BASH_ENV="+init), true
-	case inv.script != "":
-		inv.args, inv.reported = []string{"-c", sourceWrapper, filepath.Base(c.Shell), inv.script}, true
-	default:
-		inv.args, inv.reported = []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, true
-	}
-	return inv, nil
-}
-
-// writeScript writes a script too long for an argument to a private file.
-func writeScript(c Command) (string, error) {
-	f, err := os.CreateTemp(c.StateDir, c.Name+"-*.sh")
-	if err != nil {
-		return "", fmt.Errorf("writing the script to a file: %w", err)
-	}
-	_, err = f.WriteString(c.Script)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return "", fmt.Errorf("writing the script to a file: %w", err)
-	}
-	return f.Name(), nil
-}
-
-func removeScript(path string) {
-	if path != "" {
-		_ = os.Remove(path)
-	}
-}
-
-// bashInit is the BASH_ENV file. {fd} redirections put the report's pipe above 9,
-// where scripts rarely reach. The trap's call is made with stderr closed off, so that a
-// script's `set -x` does not trace it.
-const bashInit = `unset BASH_ENV
-exec {__boris_fd}>&3 3>&-
-__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\0'; builtin export -p; builtin printf '\0'; } >&"$__boris_fd"; } 2>/dev/null; }
-trap '{ __boris_exit; } 2>/dev/null' EXIT
-`
-
-// evalWrapper is one line so that eval's line numbers are the script's own.
-const evalWrapper = `exec 9>&3 3>&-; __boris_c=$1; set --; ` + shTrap + `; eval "$__boris_c"`
-
-// sourceWrapper runs a script from a file, under the same trap.
-const sourceWrapper = `exec 9>&3 3>&-; __boris_f=$1; set --; ` + shTrap + `; . "$__boris_f"`
-
-// shTrap reports the state from a POSIX shell.
-const shTrap = `trap '{ set +euvx; { command pwd; printf "\0"; command export -p; printf "\0"; } >&9; } 2>/dev/null' EXIT`
-
-func useBashEnv(c Command) bool {
-	if filepath.Base(c.Shell) != "bash" || c.StateDir == "" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
-		return false
-	}
-	for _, kv := range c.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "BASH_ENV", k == "POSIXLY_CORRECT":
-			return false // bash would not read ours, or the user relies on theirs
-		case k == "SHELLOPTS" && strings.Contains(v, "posix"):
-			return false
-		}
-	}
-	return true
-}
-
-// writeInit writes the BASH_ENV file once per state directory.
-func writeInit(path string) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	tmp := path + "." + randomHex(4)
-	if err := os.WriteFile(tmp, []byte(bashInit), 0o600); err != nil {
-		return fmt.Errorf("writing shell setup: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("writing shell setup: %w", err)
-	}
-	return nil
-}

@@ -1,0 +1,148 @@
+package shell
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// markVar names the environment variable that marks a command's processes.
+const markVar = "BORIS_RUN"
+
+// invocation is how a command's shell is started.
+type invocation struct {
+	args, env []string
+	reported  bool   // the shell writes a state report on fd 3
+	script    string // a file holding the script, to remove once the shell is done; or ""
+}
+
+// maxScriptArg is the longest script passed to the shell as an argument. Linux refuses
+// an argument over 128 KiB, so a longer script (a large here-document, say) goes in a
+// file the shell reads; then $0 and messages name that file.
+const maxScriptArg = 64 << 10
+
+// wrap returns how to start the shell for c.
+//
+// A [Stateless] script runs as `shell -c script` and reports nothing.
+//
+// The script must run as one unit with nothing appended (a trailing comment or heredoc
+// would swallow appended text), and report where it ended on a channel its output cannot
+// reach: an unnamed file on fd 3 (in memory where the kernel offers that; see
+// newReportFile), which the shell moves out of the way of the script's own
+// redirections. Under bash, a BASH_ENV file read before the script installs an EXIT trap
+// that writes the report; the script itself is passed to -c untouched, so messages, $0
+// and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
+// BASH_ENV would not be honoured) the script is passed as an argument and run with eval
+// under the same trap.
+func wrap(c Command) (invocation, error) {
+	inv := invocation{env: make([]string, 0, len(c.Env)+3)}
+	for _, kv := range c.Env {
+		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
+			inv.env = append(inv.env, kv)
+		}
+	}
+	inv.env = append(inv.env, "PWD="+c.Dir)
+	if c.Mark != "" {
+		inv.env = append(inv.env, markVar+"="+c.Mark)
+	}
+	// run is the script as the shell's arguments: `-c -- script`, or the file holding it.
+	run := []string{"-c", "--", c.Script}
+	if len(c.Script) > maxScriptArg {
+		f, err := writeScript(c)
+		if err != nil {
+			return invocation{}, err
+		}
+		inv.script, run = f, []string{"--", f}
+	}
+	switch {
+	case Stateless(c.Script, c.Env):
+		inv.args = run
+	case useBashEnv(c):
+		init := filepath.Join(c.StateDir, "bash-env")
+		if err := writeInit(init); err != nil {
+			removeScript(inv.script)
+			return invocation{}, err
+		}
+		inv.args, inv.env, inv.reported = run, append(inv.env, "BASH_ENV="+init), true
+	case inv.script != "":
+		inv.args, inv.reported = []string{"-c", sourceWrapper, filepath.Base(c.Shell), inv.script}, true
+	default:
+		inv.args, inv.reported = []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, true
+	}
+	return inv, nil
+}
+
+// writeScript writes a script too long for an argument to a private file.
+func writeScript(c Command) (string, error) {
+	f, err := os.CreateTemp(c.StateDir, c.Name+"-*.sh")
+	if err != nil {
+		return "", fmt.Errorf("writing the script to a file: %w", err)
+	}
+	_, err = f.WriteString(c.Script)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("writing the script to a file: %w", err)
+	}
+	return f.Name(), nil
+}
+
+func removeScript(path string) {
+	if path != "" {
+		_ = os.Remove(path)
+	}
+}
+
+// bashInit is the BASH_ENV file. {fd} redirections put the report's file above 9,
+// where scripts rarely reach. The trap's call is made with stderr closed off, so that a
+// script's `set -x` does not trace it.
+const bashInit = `unset BASH_ENV
+exec {__boris_fd}>&3 3>&-
+__boris_exit() { { set +euvx; { builtin pwd; builtin printf '\0'; builtin export -p; builtin printf '\0'; } >&"$__boris_fd"; } 2>/dev/null; }
+trap '{ __boris_exit; } 2>/dev/null' EXIT
+`
+
+// evalWrapper is one line so that eval's line numbers are the script's own.
+const evalWrapper = `exec 9>&3 3>&-; __boris_c=$1; set --; ` + shTrap + `; eval "$__boris_c"`
+
+// sourceWrapper runs a script from a file, under the same trap.
+const sourceWrapper = `exec 9>&3 3>&-; __boris_f=$1; set --; ` + shTrap + `; . "$__boris_f"`
+
+// shTrap reports the state from a POSIX shell.
+const shTrap = `trap '{ set +euvx; { command pwd; printf "\0"; command export -p; printf "\0"; } >&9; } 2>/dev/null' EXIT`
+
+func useBashEnv(c Command) bool {
+	if filepath.Base(c.Shell) != "bash" || c.StateDir == "" || strings.ContainsAny(c.StateDir, "$`\\\"' \t\n") {
+		return false
+	}
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "BASH_ENV", k == "POSIXLY_CORRECT":
+			return false // bash would not read ours, or the user relies on theirs
+		case k == "SHELLOPTS" && strings.Contains(v, "posix"):
+			return false
+		}
+	}
+	return true
+}
+
+// writeInit writes the BASH_ENV file once per state directory.
+func writeInit(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	tmp := path + "." + rand.Text()
+	if err := os.WriteFile(tmp, []byte(bashInit), 0o600); err != nil {
+		return fmt.Errorf("writing shell setup: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("writing shell setup: %w", err)
+	}
+	return nil
+}
