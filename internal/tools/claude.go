@@ -124,7 +124,7 @@ func addCCBash(s *mcp.Server, h *handlers) {
 Each call is a fresh shell with no terminal and stdin at EOF; the working directory and exported variables persist from call to call (a cd or export holds for the next call). timeout is in milliseconds (default %d, at most 600000); on timeout the command's process group is stopped and the output so far is returned. Each stream keeps 30000 characters: longer output shows its head and tail and names the file holding all of it.
 
 With run_in_background the command keeps running and the call returns its id at once: read new output with BashOutput, stop it with KillShell.`, h.Config.Timeout.Milliseconds()),
-		Annotations: &mcp.ToolAnnotations{Title: "Bash", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "Bash", DestructiveHint: new(true), OpenWorldHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CCBashArgs) (*mcp.CallToolResult, *BashResult, error) {
 		return h.bash(ctx, req, BashArgs{Command: in.Command, Timeout: in.Timeout, RunInBackground: in.RunInBackground, Description: in.Description})
 	})
@@ -249,7 +249,7 @@ func addKillShell(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "KillShell",
 		Description: ccKillDescription,
-		Annotations: &mcp.ToolAnnotations{Title: "KillShell", DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "KillShell", DestructiveHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in KillShellArgs) (*mcp.CallToolResult, *TaskResult, error) {
 		return h.taskKill(ctx, req, TaskIDArgs{TaskID: in.ShellID})
 	})
@@ -259,7 +259,7 @@ func addTaskStop(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "TaskStop",
 		Description: ccKillDescription,
-		Annotations: &mcp.ToolAnnotations{Title: "TaskStop", DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "TaskStop", DestructiveHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in TaskStopArgs) (*mcp.CallToolResult, *TaskResult, error) {
 		id := in.TaskID
 		if id == "" {

@@ -75,7 +75,7 @@ func addTaskKill(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "task_kill",
 		Description: `Stop a background task started by bash with run_in_background: its whole process group gets SIGTERM, then SIGKILL after a grace period. Returns its final status and any output not yet read. Killing a task that already ended is not an error.`,
-		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: new(true)},
 	}, h.taskKill)
 }
 
