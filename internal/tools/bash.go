@@ -220,7 +220,7 @@ func (h *handlers) startTask(ctx context.Context, sess *session.Session, c sessi
 		out.Notes = append(out.Notes, movedNote(moved))
 	}
 	if err != nil {
-		return nil, nil, taskError(err, sess)
+		return nil, nil, taskError(err, sess, h.face())
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
 	out.TaskID, out.Cwd = t.ID, dir

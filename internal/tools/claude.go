@@ -406,7 +406,7 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 		if err != nil {
 			n := i + 1 + len(in.Edits) - len(edits)
 			msg := strings.ReplaceAll(err.Error(), tmp.Name(), abs)
-			return nil, nil, ccError(withCode(codeOf(fileError(err, in.FilePath, sess)), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", n, len(in.Edits), msg, abs)))
+			return nil, nil, ccError(withCode(codeOf(err), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", n, len(in.Edits), msg, abs)))
 		}
 		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", i+1+len(in.Edits)-len(edits), plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
 	}

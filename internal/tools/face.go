@@ -17,6 +17,7 @@ const (
 type face struct {
 	taskOutput, taskKill string // tools that read and stop a background task
 	taskIDArg            string // their parameter naming the task
+	taskList             string // the tool that lists tasks, or ""
 	waitHint             string // how to wait for more output, after the task id
 	// more says how to ask for the lines from line first on, n at a time.
 	more func(first, n int) string
@@ -27,7 +28,7 @@ type face struct {
 }
 
 var borisFace = face{
-	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", waitHint: ", wait_ms to wait for more",
+	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", taskList: "task_list", waitHint: ", wait_ms to wait for more",
 	more:   func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
 	output: func(s string) string { return s },
 	include: struct{ ignored, deps, hidden string }{

@@ -2,12 +2,9 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -73,18 +70,9 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	if !ok {
 		return nil, nil, errorf(CodeInvalidArgument, "type %q is not one of file, dir, any", in.Type)
 	}
-	path := in.Path
-	if filepath.IsAbs(pattern) {
-		// An absolute pattern carries its own root: the directories named before the
-		// first glob character.
-		prefix, rest := search.LiteralPrefix(strings.TrimPrefix(pattern, "/"))
-		path, pattern = "/"+prefix, rest
-		if !strings.Contains(rest, "/") {
-			pattern = "./" + rest
-		}
-	}
-	if slices.Contains(strings.Split(pattern, "/"), "..") {
-		return nil, nil, errorf(CodeInvalidArgument, "pattern %q goes through '..', but patterns only match below the search path: set path to the directory to search instead (for example path \"..\" with pattern \"**/*.go\")", in.Pattern)
+	path, pattern, err := search.SplitPattern(in.Path, pattern)
+	if err != nil {
+		return nil, nil, upwardError(in.Pattern)
 	}
 	root, shown, err := searchRoot(sess.Cwd(), path, sess.Resolve)
 	if err != nil {
@@ -97,9 +85,6 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		Type:    kind,
 		Keep:    p.keep(),
 	})
-	if errors.Is(err, search.ErrPattern) {
-		return nil, nil, withCode(CodeInvalidArgument, err)
-	}
 	if err != nil {
 		return nil, nil, err
 	}

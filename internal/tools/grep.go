@@ -103,9 +103,6 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		Keep:       p.keep(),
 		MaxLine:    search.DefaultMaxLine,
 	})
-	if errors.Is(err, search.ErrPattern) || errors.Is(err, search.ErrFilter) {
-		return nil, nil, withCode(CodeInvalidArgument, err)
-	}
 	if err != nil {
 		return nil, nil, err
 	}

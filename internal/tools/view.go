@@ -2,9 +2,7 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"reflect"
 	"strings"
@@ -158,27 +156,6 @@ func formatListing(abs string, l *files.Listing) string {
 		fmt.Fprintf(&b, "[%d more entries not shown; view a subdirectory to see its contents]\n", l.Omitted)
 	}
 	return b.String()
-}
-
-// fileError gives a files or OS error the code and wording the model needs.
-func fileError(err error, path string, sess *session.Session) error {
-	switch {
-	case errors.Is(err, files.ErrInvalid), errors.Is(err, files.ErrLossy):
-		return withCode(CodeInvalidArgument, err)
-	case errors.Is(err, files.ErrTooLarge):
-		return withCode(CodeTooLarge, err)
-	case errors.Is(err, files.ErrUnsupported):
-		return withCode(CodeUnsupported, err)
-	case errors.Is(err, files.ErrNoMatch):
-		return withCode(CodeNoMatch, err)
-	case errors.Is(err, files.ErrAmbiguous):
-		return withCode(CodeAmbiguous, err)
-	case errors.Is(err, files.ErrNotViewed), errors.Is(err, files.ErrStale):
-		return withCode(CodeStale, err)
-	case errors.Is(err, fs.ErrNotExist):
-		return errorf(CodeNotFound, "%s does not exist (relative paths are taken against the working directory, %s)", path, sess.Cwd())
-	}
-	return err
 }
 
 // count formats n with thousands separators.
