@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
@@ -184,21 +182,10 @@ func addGlob(s *mcp.Server, h *handlers) {
 }
 
 func addCCGrep(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[CCGrepArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[OutputMode](): {Type: "string", Enum: outputModes},
-	}})
-	if err != nil {
-		panic(err) // the args struct is wrong: a programmer mistake
-	}
-	for _, p := range schema.Properties {
-		if len(p.Types) == 2 && p.Types[0] == "null" {
-			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
-		}
-	}
 	addTool(s, h, &mcp.Tool{
 		Name:        "Grep",
 		Description: "Search file contents with a regular expression (RE2 syntax), like ripgrep, recursively from the working directory or path. output_mode files_with_matches (default) lists matching files, content shows matching lines, count counts them. head_limit (default 250) and offset page through results. Hidden files, files excluded by .gitignore, node_modules, binary and very large files are skipped, and the result ends with a line saying what was not searched.",
-		InputSchema: schema,
+		InputSchema: plainOptional(schemaFor[CCGrepArgs]()),
 		Annotations: &mcp.ToolAnnotations{Title: "Grep", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CCGrepArgs) (*mcp.CallToolResult, any, error) {
 		limit := ccGrepHeadLimit

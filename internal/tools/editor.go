@@ -3,11 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
@@ -42,23 +40,11 @@ const editorDescription = "View, create and edit files. The command parameter pi
 	"%[1]sEach edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
 
 func addEditor(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[EditorArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[editorCommand](): {Type: "string", Enum: editorCommands},
-		reflect.TypeFor[lineRange]():     {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
-	}})
-	if err != nil {
-		panic(err) // a bad argument struct: a programmer mistake found at startup
-	}
-	for _, p := range schema.Properties {
-		if len(p.Types) == 2 && p.Types[0] == "null" {
-			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
-		}
-	}
 	addTool(s, h, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
 		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), viewBudget),
-		InputSchema: schema,
+		InputSchema: plainOptional(schemaFor[EditorArgs]()),
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.editor)
 }

@@ -3,16 +3,11 @@ package tools
 import (
 	"context"
 	"fmt"
-	"os"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/search"
-	"github.com/mjkoo/boris/internal/session"
 )
 
 // EntryKind is what find lists.
@@ -39,17 +34,11 @@ const findDescription = `Find files (or directories) by glob pattern, such as '*
 var entryKinds = []any{"file", "dir", "any"}
 
 func addFind(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[FindArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[EntryKind](): {Type: "string", Enum: entryKinds},
-	}})
-	if err != nil {
-		panic(err) // the args struct is wrong: a programmer mistake
-	}
 	addTool(s, h, &mcp.Tool{
 		Name:        "find",
 		Title:       "Find files by glob",
 		Description: findDescription,
-		InputSchema: schema,
+		InputSchema: schemaFor[FindArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Find files by glob", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.find)
 }
@@ -110,23 +99,3 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize, h.face()))
 	return text(b.String()), nil, nil
 }
-
-func pluralNoun(n int, noun string) string {
-	if n != 1 && noun == "directory" {
-		return fmt.Sprintf("%d directories", n)
-	}
-	return plural(n, noun)
-}
-
-// sessionScope is what a search may see and open: the session's path rules, and its
-// spill directory for reading.
-type sessionScope struct {
-	*pathscope.Resolver
-	sess *session.Session
-}
-
-func (s sessionScope) Open(real string, flag int) (*os.File, error) {
-	return s.sess.OpenRead(real, flag)
-}
-
-func scopeOf(sess *session.Session) search.Scope { return sessionScope{sess.Scope, sess} }

@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/session"
 )
-
-// lineRange is a view_range: [start, end].
-type lineRange []int
 
 // ViewArgs are the arguments of view.
 type ViewArgs struct {
@@ -156,28 +151,4 @@ func formatListing(abs string, l *files.Listing) string {
 		fmt.Fprintf(&b, "[%d more entries not shown; view a subdirectory to see its contents]\n", l.Omitted)
 	}
 	return b.String()
-}
-
-// count formats n with thousands separators.
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	var b []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
-}
-
-// schemaFor is the input schema of T, with view_range as an array of exactly two integers.
-func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[lineRange](): {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
-	}})
-	if err != nil {
-		panic(err) // a bad argument struct: a programmer mistake found at startup
-	}
-	return s
 }
