@@ -1,4 +1,3 @@
-// Numbers as results word them.
 package tools
 
 import "fmt"
