@@ -332,16 +332,20 @@ func formatBash(r *BashResult) string {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	block := func(name, s string) {
-		if s == "" {
-			return
+	writeStreams(&b, r.Stdout, r.Stderr)
+	return b.String()
+}
+
+// writeStreams writes the stdout and stderr blocks of a command's result, leaving out
+// those that are empty.
+func writeStreams(b *strings.Builder, stdout, stderr string) {
+	for _, blk := range []struct{ name, s string }{{"stdout", stdout}, {"stderr", stderr}} {
+		if blk.s == "" {
+			continue
 		}
-		fmt.Fprintf(&b, "%s:\n%s", name, s)
-		if !strings.HasSuffix(s, "\n") {
+		fmt.Fprintf(b, "%s:\n%s", blk.name, blk.s)
+		if !strings.HasSuffix(blk.s, "\n") {
 			b.WriteByte('\n')
 		}
 	}
-	block("stdout", r.Stdout)
-	block("stderr", r.Stderr)
-	return b.String()
 }

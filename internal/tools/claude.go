@@ -443,11 +443,11 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 	if !ok {
 		return errorf(CodeStale, "%s exists but has not been read in this session: Read it first, then %s it", abs, tool)
 	}
-	if files.Digest(seen) == files.StatDigest(info) {
+	if seen == files.StatDigest(info) {
 		return nil
 	}
 	if info.Size() <= h.Config.MaxFileSize {
-		if data, err := os.ReadFile(abs); err == nil && files.Digest(seen) == files.ContentDigest(data) {
+		if data, err := os.ReadFile(abs); err == nil && seen == files.ContentDigest(data) {
 			return nil
 		}
 	}

@@ -63,7 +63,7 @@ func (h *handlers) create(sess *session.Session, path, content string) (string, 
 		h.wrote(sess, abs, c.Old, c.Existed, data)
 	} else {
 		// Too large to keep for undo: record the write as seen, but leave no undo entry.
-		sess.MarkSeen(abs, session.Digest(files.ContentDigest(data)))
+		sess.MarkSeen(abs, files.ContentDigest(data))
 		sess.Remember(abs, data)
 	}
 	switch {

@@ -153,12 +153,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 		where = "at the top"
 	}
 	s := fmt.Sprintf("Inserted %s %s of %s (now lines %d-%d). The edited region reads:\n%s", plural(e.Last-e.First+1, "line"), where, abs, e.First, e.Last, e.Snippet)
-	switch {
-	case e.CR:
-		s += "\n(The text was written with CR line endings, like the rest of the file.)"
-	case e.CRLF:
-		s += "\n(The text was written with CRLF line endings, like the rest of the file.)"
-	}
+	s += endingsNote("The text", e.CR, e.CRLF)
 	if e.ModeLost != "" {
 		s += "\nNote: " + e.ModeLost + "."
 	}
@@ -175,14 +170,14 @@ func (h *handlers) undo(sess *session.Session, path string) (string, error) {
 	if !ok {
 		return "", errorf(CodeInvalidArgument, "there is no edit of %s in this session to undo", abs)
 	}
-	if err := files.Restore(sess.OpenWrite, abs, c.Old, c.Existed, files.Digest(c.Wrote), h.Config.MaxFileSize); err != nil {
+	if err := files.Restore(sess.OpenWrite, abs, c.Old, c.Existed, c.Wrote, h.Config.MaxFileSize); err != nil {
 		return "", fileError(err, path, sess)
 	}
 	sess.DropLastChange(abs)
 	if !c.Existed {
 		return fmt.Sprintf("Undid the last edit of %s: that edit created the file, so it was removed.", abs), nil
 	}
-	sess.MarkSeen(abs, session.Digest(files.ContentDigest(c.Old)))
+	sess.MarkSeen(abs, files.ContentDigest(c.Old))
 	sess.Remember(abs, c.Old)
 	return fmt.Sprintf("Undid the last edit of %s: it holds its previous content again (%s bytes).", abs, count(int64(len(c.Old)))), nil
 }

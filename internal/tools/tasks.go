@@ -169,15 +169,7 @@ func formatTask(r *TaskResult) string {
 	if r.Hint != "" {
 		b.WriteString(r.Hint + "\n")
 	}
-	for _, blk := range []struct{ name, s string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
-		if blk.s == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "%s:\n%s", blk.name, blk.s)
-		if !strings.HasSuffix(blk.s, "\n") {
-			b.WriteByte('\n')
-		}
-	}
+	writeStreams(&b, r.Stdout, r.Stderr)
 	return b.String()
 }
 

@@ -88,7 +88,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	if v.MIME != "" {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: v.Image, MIMEType: v.MIME}}}, nil
 	}
-	sess.MarkSeen(abs, session.Digest(v.Digest))
+	sess.MarkSeen(abs, v.Digest)
 	sess.Remember(abs, v.Content)
 	if openEnd {
 		v.AskedEnd = 0
