@@ -304,16 +304,22 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 	return func(s shell.Stream, p []byte) { lines[s].Write(p) }, func() {
 		close(done)
 		wg.Wait()
-		if lastSent.IsZero() {
-			return
-		}
-		if wait := progressGuard - time.Since(lastSent); wait > 0 {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
+		holdBack(ctx, lastSent)
+	}
+}
+
+// holdBack waits until progressGuard has passed since the last progress notification,
+// if one was sent, or until ctx is done.
+func holdBack(ctx context.Context, lastSent time.Time) {
+	if lastSent.IsZero() {
+		return
+	}
+	if wait := progressGuard - time.Since(lastSent); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
 		}
 	}
 }

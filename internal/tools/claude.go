@@ -339,16 +339,8 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.Edits) == 0 {
-		return nil, nil, errorf(CodeInvalidArgument, "edits is empty: give at least one {old_string, new_string}")
-	}
-	for i, e := range in.Edits {
-		if e.OldString == e.NewString {
-			return nil, nil, errorf(CodeInvalidArgument, "edit %d of %d: old_string and new_string are the same; no edit was made", i+1, len(in.Edits))
-		}
-		if e.OldString == "" && i > 0 {
-			return nil, nil, errorf(CodeInvalidArgument, "edit %d of %d: old_string is empty; only the first edit may have an empty old_string (to create the file); no edit was made", i+1, len(in.Edits))
-		}
+	if err := checkMultiEdit(in.Edits); err != nil {
+		return nil, nil, err
 	}
 	abs, err := sess.ResolveWrite(in.FilePath)
 	if err != nil {
@@ -370,34 +362,7 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 			return nil, nil, ccError(fileError(err, in.FilePath, sess))
 		}
 	}
-	// The edits run on a private copy, so the file changes only once all of them apply.
-	spill, err := sess.SpillDir()
-	if err != nil {
-		return nil, nil, err
-	}
-	tmp, err := os.CreateTemp(spill, "multiedit-*")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(start)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var b strings.Builder
-	for i, e := range edits {
-		r, err := files.Replace(ctx, tmp.Name(), e.OldString, e.NewString, e.ReplaceAll, files.EditOptions{MaxFileSize: h.Config.MaxFileSize})
-		if err != nil {
-			n := i + 1 + len(in.Edits) - len(edits)
-			msg := strings.ReplaceAll(err.Error(), tmp.Name(), abs)
-			return nil, nil, ccError(withCode(codeOf(err), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", n, len(in.Edits), msg, abs)))
-		}
-		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", i+1+len(in.Edits)-len(edits), plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
-	}
-	final, err := os.ReadFile(tmp.Name())
+	final, report, err := h.applyEdits(ctx, sess, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -419,7 +384,56 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 	if !existed {
 		verb = "Created"
 	}
-	return text(fmt.Sprintf("%s %s: %s applied.\n%s", verb, abs, plural(len(in.Edits), "edit"), b.String())), nil, nil
+	return text(fmt.Sprintf("%s %s: %s applied.\n%s", verb, abs, plural(len(in.Edits), "edit"), report)), nil, nil
+}
+
+// checkMultiEdit refuses edits that cannot all apply, before any is tried.
+func checkMultiEdit(edits []EditChange) error {
+	if len(edits) == 0 {
+		return errorf(CodeInvalidArgument, "edits is empty: give at least one {old_string, new_string}")
+	}
+	for i, e := range edits {
+		if e.OldString == e.NewString {
+			return errorf(CodeInvalidArgument, "edit %d of %d: old_string and new_string are the same; no edit was made", i+1, len(edits))
+		}
+		if e.OldString == "" && i > 0 {
+			return errorf(CodeInvalidArgument, "edit %d of %d: old_string is empty; only the first edit may have an empty old_string (to create the file); no edit was made", i+1, len(edits))
+		}
+	}
+	return nil
+}
+
+// applyEdits makes edits one after another to a private copy of start, so that abs
+// changes only once all of them apply, and returns the content they make and a line
+// for each. The edits are numbered from skipped+1, of total.
+func (h *handlers) applyEdits(ctx context.Context, sess *session.Session, abs string, start []byte, edits []EditChange, skipped, total int) ([]byte, string, error) {
+	spill, err := sess.SpillDir()
+	if err != nil {
+		return nil, "", err
+	}
+	tmp, err := os.CreateTemp(spill, "multiedit-*")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(start)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var b strings.Builder
+	for i, e := range edits {
+		r, err := files.Replace(ctx, tmp.Name(), e.OldString, e.NewString, e.ReplaceAll, files.EditOptions{MaxFileSize: h.Config.MaxFileSize})
+		if err != nil {
+			msg := strings.ReplaceAll(err.Error(), tmp.Name(), abs)
+			return nil, "", ccError(withCode(codeOf(err), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", skipped+i+1, total, msg, abs)))
+		}
+		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", skipped+i+1, plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
+	}
+	final, err := os.ReadFile(tmp.Name())
+	return final, b.String(), err
 }
 
 // readFirst enforces Claude Code's rule for Write and Edit: an existing file must have
