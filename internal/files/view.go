@@ -51,6 +51,9 @@ type FileView struct {
 // files, FIFOs, devices and sockets without blocking, and a view without a range of a file
 // over opts.MaxFileSize. Large files are read in blocks and only up to the range's end; the
 // reading stops when ctx ends.
+//
+// It is a little longer than most functions: it reads as the steps of a view, in order,
+// the parts of each step in functions of their own.
 func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error) {
 	first, last, err := lineRange(opts.Start, opts.End)
 	if err != nil {
