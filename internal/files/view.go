@@ -66,8 +66,7 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 	defer f.Close()
 	v := &FileView{Size: info.Size(), Lines: -1}
 	if opts.Start == 0 && v.Size > opts.MaxFileSize {
-		return nil, errorf(ErrTooLarge, "%s is %s bytes, over the %s-byte limit (--max-file-size) for a whole view; view part of it with view_range [start, end], or search it with grep",
-			path, thousands(v.Size), thousands(opts.MaxFileSize))
+		return nil, &SizeError{Path: path, Size: v.Size, Limit: opts.MaxFileSize, Whole: true}
 	}
 
 	lr, put, err := v.lines(ctx, f, info, path)

@@ -320,7 +320,7 @@ func Restore(open Opener, path string, old []byte, existed bool, wrote Digest, m
 		return err
 	}
 	if ContentDigest(data) != wrote {
-		return errorf(ErrStale, "%s has changed since that edit, so it cannot be undone safely; view the file and fix it with str_replace", path)
+		return errorf(ErrStale, "%s has changed since that edit, so it cannot be undone safely", path)
 	}
 	if err := writable(path, info); err != nil {
 		return err

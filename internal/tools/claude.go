@@ -359,7 +359,7 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 			return nil, nil, err
 		}
 		if start, err = files.Read(sess.OpenRead, abs, h.Config.MaxFileSize); err != nil {
-			return nil, nil, ccError(fileError(err, in.FilePath, sess))
+			return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
 		}
 	}
 	final, report, err := h.applyEdits(ctx, sess, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
@@ -370,14 +370,14 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 		// The file must still hold what the edits started from.
 		now, err := files.Read(sess.OpenRead, abs, h.Config.MaxFileSize)
 		if err != nil {
-			return nil, nil, ccError(fileError(err, in.FilePath, sess))
+			return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
 		}
 		if string(now) != string(start) {
 			return nil, nil, errorf(CodeStale, "%s changed on disk while the edits were made; no edit was made: Read it again and retry", abs)
 		}
 	}
 	if _, err := files.Create(sess.OpenWrite, abs, final, h.Config.MaxFileSize, false); err != nil {
-		return nil, nil, ccError(fileError(err, in.FilePath, sess))
+		return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
 	}
 	h.wrote(sess, abs, start, existed, final)
 	verb := "Edited"

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -145,7 +146,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	}
 	e, err := files.Insert(abs, after, t, h.editOptions(sess, abs))
 	if err != nil {
-		return "", fileError(err, path, sess)
+		return "", h.fileError(err, path, sess)
 	}
 	h.wrote(sess, abs, e.Old, true, e.New)
 	where := fmt.Sprintf("after line %d", after)
@@ -171,7 +172,10 @@ func (h *handlers) undo(sess *session.Session, path string) (string, error) {
 		return "", errorf(CodeInvalidArgument, "there is no edit of %s in this session to undo", abs)
 	}
 	if err := files.Restore(sess.OpenWrite, abs, c.Old, c.Existed, c.Wrote, h.Config.MaxFileSize); err != nil {
-		return "", fileError(err, path, sess)
+		if errors.Is(err, files.ErrStale) {
+			return "", fmt.Errorf("%w; view the file and fix it with str_replace", err)
+		}
+		return "", h.fileError(err, path, sess)
 	}
 	sess.DropLastChange(abs)
 	if !c.Existed {

@@ -97,11 +97,15 @@ func codeOf(err error) Code {
 // The errors below keep their code from [codes] and add what the model needs to act on
 // them.
 
-// fileError words a file that does not exist with where relative paths start; other
-// errors of the file tools are worded where they arise.
-func fileError(err error, path string, sess *session.Session) error {
+// fileError words a file that does not exist with where relative paths start, and a file
+// too large with what to read instead; other errors of the file tools are worded where
+// they arise.
+func (h *handlers) fileError(err error, path string, sess *session.Session) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return errorf(CodeNotFound, "%s does not exist (relative paths are taken against the working directory, %s)", path, sess.Cwd())
+	}
+	if se, ok := errors.AsType[*files.SizeError](err); ok {
+		return fmt.Errorf("%w; %s", err, h.face().readPart(se.Whole))
 	}
 	return err
 }

@@ -58,7 +58,7 @@ func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old
 	}
 	e, err := files.Replace(ctx, abs, old, new, all, h.editOptions(sess, abs))
 	if err != nil {
-		return "", fileError(err, path, sess)
+		return "", h.fileError(err, path, sess)
 	}
 	if !e.NoOp {
 		h.wrote(sess, abs, e.Old, true, e.New)

@@ -59,7 +59,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
-		return nil, fileError(err, path, sess)
+		return nil, h.fileError(err, path, sess)
 	}
 	if info.IsDir() {
 		if rng != nil {
@@ -67,7 +67,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		}
 		l, err := files.List(ctx, sess.OpenRead, abs, files.DefaultListMax, sess.Scope.Hidden)
 		if err != nil {
-			return nil, fileError(err, path, sess)
+			return nil, h.fileError(err, path, sess)
 		}
 		return text(formatListing(abs, l)), nil
 	}
@@ -83,7 +83,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	}
 	v, err := files.View(ctx, abs, opts)
 	if err != nil {
-		return nil, fileError(err, path, sess)
+		return nil, h.fileError(err, path, sess)
 	}
 	if v.MIME != "" {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: v.Image, MIMEType: v.MIME}}}, nil
