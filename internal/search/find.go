@@ -63,7 +63,7 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		return nil, err
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory; give find the directory to search", root)
+		return nil, &RootError{Path: root}
 	}
 	if opts.Keep <= 0 {
 		opts.Keep = 10_000
@@ -103,6 +103,26 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 	}
 	return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: w.snapshot()}, nil
 }
+
+// ErrRoot is what a [RootError] is.
+var ErrRoot = errors.New("cannot search this path")
+
+// RootError is a path a search cannot start from: not a directory, for [Find], or a FIFO,
+// socket or device, for [Grep].
+type RootError struct {
+	Path    string
+	Special bool // not a regular file or directory
+}
+
+func (e *RootError) Error() string {
+	if e.Special {
+		return e.Path + " is not a regular file or directory"
+	}
+	return e.Path + " is not a directory"
+}
+
+// Is reports that a RootError is an [ErrRoot].
+func (e *RootError) Is(target error) bool { return target == ErrRoot }
 
 // ErrUpward is returned by [SplitPattern] for a pattern with a '..' segment: patterns
 // match only below the directory searched.

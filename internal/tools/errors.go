@@ -75,6 +75,7 @@ var codes = []struct {
 	{search.ErrPattern, CodeInvalidArgument},
 	{search.ErrFilter, CodeInvalidArgument},
 	{search.ErrUpward, CodeInvalidArgument},
+	{search.ErrRoot, CodeInvalidArgument},
 	{tasks.ErrUnknown, CodeNotFound},
 	{tasks.ErrLimit, CodeLimit},
 	{fs.ErrNotExist, CodeNotFound},
@@ -131,6 +132,18 @@ func taskError(err error, sess *session.Session, f *face) error {
 		return fmt.Errorf("%w; stop one with %s or wait for one to end%s", err, f.taskKill, list)
 	}
 	return err
+}
+
+// searchError words a path a search cannot start from.
+func (h *handlers) searchError(err error) error {
+	re, ok := errors.AsType[*search.RootError](err)
+	switch {
+	case !ok:
+		return err
+	case re.Special:
+		return fmt.Errorf("%w; %s does not read FIFOs, sockets or devices", err, h.face().grep)
+	}
+	return fmt.Errorf("%w; give %s the directory to search", err, h.face().find)
 }
 
 // upwardError words [search.ErrUpward] for the pattern given.

@@ -18,6 +18,7 @@ type face struct {
 	taskOutput, taskKill string // tools that read and stop a background task
 	taskIDArg            string // their parameter naming the task
 	taskList             string // the tool that lists tasks, or ""
+	grep, find           string // the search tools
 	waitHint             string // how to wait for more output, after the task id
 	// more says how to ask for the lines from line first on, n at a time.
 	more func(first, n int) string
@@ -31,7 +32,7 @@ type face struct {
 }
 
 var borisFace = face{
-	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", taskList: "task_list", waitHint: ", wait_ms to wait for more",
+	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", taskList: "task_list", grep: "grep", find: "find", waitHint: ", wait_ms to wait for more",
 	more:   func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
 	output: func(s string) string { return s },
 	readPart: func(whole bool) string {
@@ -46,7 +47,7 @@ var borisFace = face{
 }
 
 var claudeFace = face{
-	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id",
+	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id", grep: "Grep", find: "Glob",
 	more:   func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
 	output: claudeFollowUp,
 	readPart: func(bool) string {

@@ -75,7 +75,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		Keep:    p.keep(),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, h.searchError(err)
 	}
 	noun := map[search.EntryType]string{search.Files: "file", search.Dirs: "directory", search.FilesAndDirs: "path"}[kind]
 	var b strings.Builder

@@ -88,7 +88,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		MaxLine:    search.DefaultMaxLine,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, h.searchError(err)
 	}
 	var b strings.Builder
 	if res.MatchedFiles == 0 {
