@@ -201,9 +201,27 @@ func readRegular(open Opener, path string, limit int64) ([]byte, fs.FileInfo, er
 }
 
 func tooLarge(path string, size, limit int64) error {
-	return errorf(ErrTooLarge, "%s is %s bytes, over the %s-byte limit (--max-file-size); view part of it with view_range, or search it with grep",
-		path, thousands(size), thousands(limit))
+	return &SizeError{Path: path, Size: size, Limit: limit}
 }
+
+// SizeError is the [ErrTooLarge] of a file too large to read: what to read instead is the
+// caller's to say, in the names of its tools.
+type SizeError struct {
+	Path        string
+	Size, Limit int64
+	Whole       bool // the file is too large to view whole, and a part of it may be viewed
+}
+
+func (e *SizeError) Error() string {
+	whole := ""
+	if e.Whole {
+		whole = " for a whole view"
+	}
+	return fmt.Sprintf("%s is %s bytes, over the %s-byte limit (--max-file-size)%s", e.Path, thousands(e.Size), thousands(e.Limit), whole)
+}
+
+// Is reports that a SizeError is an [ErrTooLarge].
+func (e *SizeError) Is(target error) bool { return target == ErrTooLarge }
 
 // imageType returns the MIME type of the image format whose content starts with head:
 // PNG, JPEG, GIF or WebP. A text file that merely starts with the same letters as a GIF or

@@ -7,6 +7,9 @@ import "bytes"
 // of its own if it lacks one, except that appending to a file without a final newline keeps
 // it without one. Insertion needs an up-to-date view: line numbers in a file that changed
 // since it was seen may have moved.
+//
+// Like [Replace], it is longer than most functions because an edit's steps read best in
+// order.
 func Insert(path string, after int, text string, opts EditOptions) (*Edit, error) {
 	if text == "" {
 		return nil, errorf(ErrInvalid, "the text to insert is empty: put the lines to insert in new_str")

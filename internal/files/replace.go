@@ -23,6 +23,9 @@ import (
 // matches exactly once, and Edit.Changed says so; otherwise it is refused with what changed.
 // When old is not found, the error shows the closest text; the search for it stops when ctx
 // ends.
+//
+// It is longer than most functions: the steps of an edit (read under the lock, check the
+// view, match, check the encoding and size, write, report) read best in order.
 func Replace(ctx context.Context, path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	if old == "" {
 		return nil, errorf(ErrInvalid, "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)")
@@ -202,6 +205,9 @@ const (
 // missMessage explains that old is not in data and shows the closest region, with the lines
 // that differ quoted so that whitespace shows. It stops looking when ctx ends or its work
 // budget is spent, and then says so.
+//
+// The message is built in the order the model reads it, which makes this longer than most
+// functions.
 func missMessage(ctx context.Context, path string, data []byte, old string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "old_str was not found in %s.", path)

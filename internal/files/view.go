@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -49,17 +51,13 @@ type FileView struct {
 // files, FIFOs, devices and sockets without blocking, and a view without a range of a file
 // over opts.MaxFileSize. Large files are read in blocks and only up to the range's end; the
 // reading stops when ctx ends.
+//
+// It is a little longer than most functions: it reads as the steps of a view, in order,
+// the parts of each step in functions of their own.
 func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error) {
-	first, last := opts.Start, opts.End
-	switch {
-	case first == 0:
-		first, last = 1, DefaultLines
-	case first < 1:
-		return nil, errorf(ErrInvalid, "view_range start %d is not a line number: lines are numbered from 1", first)
-	case last == -1:
-		last = math.MaxInt
-	case last < first:
-		return nil, errorf(ErrInvalid, "view_range [%d, %d] ends before it starts: give [start, end] with end >= start, or end -1 for the rest of the file", first, last)
+	first, last, err := lineRange(opts.Start, opts.End)
+	if err != nil {
+		return nil, err
 	}
 	f, info, err := openRegular(opts.Open, path)
 	if err != nil {
@@ -68,44 +66,17 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 	defer f.Close()
 	v := &FileView{Size: info.Size(), Lines: -1}
 	if opts.Start == 0 && v.Size > opts.MaxFileSize {
-		return nil, errorf(ErrTooLarge, "%s is %s bytes, over the %s-byte limit (--max-file-size) for a whole view; view part of it with view_range [start, end], or search it with grep",
-			path, thousands(v.Size), thousands(opts.MaxFileSize))
+		return nil, &SizeError{Path: path, Size: v.Size, Limit: opts.MaxFileSize, Whole: true}
 	}
 
-	var lr lineReader
-	if v.Size <= wholeFileLimit {
-		v.Content, err = io.ReadAll(io.LimitReader(f, wholeFileLimit))
-		if err != nil {
-			return nil, readFailed(path, err)
-		}
-		v.Digest = ContentDigest(v.Content)
-		lr = lineReader{data: v.Content, eof: true}
-	} else {
-		v.Digest = StatDigest(info)
-		buf := blocks.Get().(*[]byte)
-		defer blocks.Put(buf)
-		lr = lineReader{ctx: ctx, r: f, buf: *buf}
-		lr.fill()
-		if lr.err != nil {
-			return nil, readFailed(path, lr.err)
-		}
+	lr, put, err := v.lines(ctx, f, info, path)
+	if err != nil {
+		return nil, err
 	}
+	defer put()
 
 	if mime := imageType(lr.data); mime != "" {
-		if v.Size > opts.MaxFileSize {
-			return nil, tooLarge(path, v.Size, opts.MaxFileSize)
-		}
-		v.MIME = mime
-		if v.Content != nil {
-			v.Image, v.Content = v.Content, nil
-			return v, nil
-		}
-		rest, err := io.ReadAll(io.LimitReader(f, opts.MaxFileSize-int64(len(lr.data))))
-		if err != nil {
-			return nil, readFailed(path, err)
-		}
-		v.Image = append(append(make([]byte, 0, len(lr.data)+len(rest)), lr.data...), rest...)
-		return v, nil
+		return v.readImage(f, path, mime, lr.data, opts.MaxFileSize)
 	}
 	if typ, ok := binaryType(lr.data); ok {
 		return nil, binaryError(path, v.Size, typ)
@@ -117,19 +88,111 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 		v.CR = true
 		if v.Content != nil {
 			lr.data = asLF(v.Content)
-		} else {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, readFailed(path, err)
-			}
-			lr = lineReader{ctx: ctx, r: &crReader{r: f}, buf: lr.buf}
+		} else if lr, err = crLines(ctx, f, path, lr.buf); err != nil {
+			return nil, err
 		}
 	}
 
-	line := lr.skip(first - 1)
-	eof := line < first-1
-	budget := opts.MaxFileSize
-	out := make([]byte, 0, 64<<10)
 	v.First = first
+	line, eof := v.readLines(&lr, first, last, opts.MaxFileSize, bom)
+	if lr.err != nil {
+		return nil, readFailed(path, lr.err)
+	}
+	v.Last = line
+	if !eof && !lr.more() {
+		eof = true
+	}
+	if lr.err != nil {
+		return nil, readFailed(path, lr.err)
+	}
+	v.More = !eof
+	if eof {
+		v.Lines = line
+		if first > line && !(first == 1 && line == 0) {
+			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %s", first, path, nLines(line))
+		}
+		if opts.Start != 0 && opts.End != -1 && opts.End > line {
+			v.AskedEnd = opts.End
+		}
+	}
+	if v.Last < v.First {
+		v.Last = v.First - 1
+	}
+	return v, nil
+}
+
+// lines returns a reader of f's lines, with its first block read: over v.Content when
+// the file is small enough to read whole, else read in blocks from a pooled buffer that
+// put gives back.
+func (v *FileView) lines(ctx context.Context, f *os.File, info fs.FileInfo, path string) (lr lineReader, put func(), err error) {
+	if v.Size <= wholeFileLimit {
+		v.Content, err = io.ReadAll(io.LimitReader(f, wholeFileLimit))
+		if err != nil {
+			return lineReader{}, nil, readFailed(path, err)
+		}
+		v.Digest = ContentDigest(v.Content)
+		return lineReader{data: v.Content, eof: true}, func() {}, nil
+	}
+	v.Digest = StatDigest(info)
+	buf := blocks.Get().(*[]byte)
+	put = func() { blocks.Put(buf) }
+	lr = lineReader{ctx: ctx, r: f, buf: *buf}
+	lr.fill()
+	if lr.err != nil {
+		put()
+		return lineReader{}, nil, readFailed(path, lr.err)
+	}
+	return lr, put, nil
+}
+
+// crLines reads f again from the start, with its lone CRs read as LFs.
+func crLines(ctx context.Context, f *os.File, path string, buf []byte) (lineReader, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return lineReader{}, readFailed(path, err)
+	}
+	return lineReader{ctx: ctx, r: &crReader{r: f}, buf: buf}, nil
+}
+
+// lineRange checks the range a view asks for, start and end as [ViewOptions] has them,
+// and returns its first and last lines.
+func lineRange(start, end int) (first, last int, err error) {
+	switch {
+	case start == 0:
+		return 1, DefaultLines, nil
+	case start < 1:
+		return 0, 0, errorf(ErrInvalid, "view_range start %d is not a line number: lines are numbered from 1", start)
+	case end == -1:
+		return start, math.MaxInt, nil
+	case end < start:
+		return 0, 0, errorf(ErrInvalid, "view_range [%d, %d] ends before it starts: give [start, end] with end >= start, or end -1 for the rest of the file", start, end)
+	}
+	return start, end, nil
+}
+
+// readImage fills v with the image of type mime that f holds; head is what was read of it.
+func (v *FileView) readImage(f *os.File, path, mime string, head []byte, limit int64) (*FileView, error) {
+	if v.Size > limit {
+		return nil, tooLarge(path, v.Size, limit)
+	}
+	v.MIME = mime
+	if v.Content != nil {
+		v.Image, v.Content = v.Content, nil
+		return v, nil
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, limit-int64(len(head))))
+	if err != nil {
+		return nil, readFailed(path, err)
+	}
+	v.Image = append(append(make([]byte, 0, len(head)+len(rest)), head...), rest...)
+	return v, nil
+}
+
+// readLines reads lines first to last from lr into v.Text, numbered, stopping once they
+// hold budget bytes. It returns the last line read and whether the file ended.
+func (v *FileView) readLines(lr *lineReader, first, last int, budget int64, bom bool) (line int, eof bool) {
+	line = lr.skip(first - 1)
+	eof = line < first-1
+	out := make([]byte, 0, 64<<10)
 	for !eof && line < last {
 		n, ok := lr.next(4*MaxLineChars + 4)
 		if !ok {
@@ -162,31 +225,8 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 			break
 		}
 	}
-	if lr.err != nil {
-		return nil, readFailed(path, lr.err)
-	}
-	v.Last = line
-	if !eof && !lr.more() {
-		eof = true
-	}
-	if lr.err != nil {
-		return nil, readFailed(path, lr.err)
-	}
-	v.More = !eof
-	if eof {
-		v.Lines = line
-		if first > line && !(first == 1 && line == 0) {
-			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %s", first, path, nLines(line))
-		}
-		if opts.Start != 0 && opts.End != -1 && opts.End > line {
-			v.AskedEnd = opts.End
-		}
-	}
-	if v.Last < v.First {
-		v.Last = v.First - 1
-	}
 	v.Text = string(out)
-	return v, nil
+	return line, eof
 }
 
 var utf8BOM = []byte("\xEF\xBB\xBF")

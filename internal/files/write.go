@@ -35,6 +35,10 @@ func writeAll(f *os.File, data []byte) error {
 // The directory is not synced: that would only make the rename itself durable (so that an
 // edit made just before a crash is not lost to the old content), at the cost of a second
 // disk flush per edit.
+//
+// It is longer than most functions because its steps (open the directory, create the
+// temporary file, write, sync, keep the mode, rename, clean up on failure) read best in
+// the order they run, each next to its own failure path.
 func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write writeFunc) (lost string, err error) {
 	dirPath, base := filepath.Split(path)
 	dirPath = filepath.Clean(dirPath)
@@ -316,7 +320,7 @@ func Restore(open Opener, path string, old []byte, existed bool, wrote Digest, m
 		return err
 	}
 	if ContentDigest(data) != wrote {
-		return errorf(ErrStale, "%s has changed since that edit, so it cannot be undone safely; view the file and fix it with str_replace", path)
+		return errorf(ErrStale, "%s has changed since that edit, so it cannot be undone safely", path)
 	}
 	if err := writable(path, info); err != nil {
 		return err

@@ -2,9 +2,11 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -61,7 +63,7 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		return nil, err
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory; give find the directory to search", root)
+		return nil, &RootError{Path: root}
 	}
 	if opts.Keep <= 0 {
 		opts.Keep = 10_000
@@ -100,6 +102,48 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		return nil, err
 	}
 	return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: w.snapshot()}, nil
+}
+
+// ErrRoot is what a [RootError] is.
+var ErrRoot = errors.New("cannot search this path")
+
+// RootError is a path a search cannot start from: not a directory, for [Find], or a FIFO,
+// socket or device, for [Grep].
+type RootError struct {
+	Path    string
+	Special bool // not a regular file or directory
+}
+
+func (e *RootError) Error() string {
+	if e.Special {
+		return e.Path + " is not a regular file or directory"
+	}
+	return e.Path + " is not a directory"
+}
+
+// Is reports that a RootError is an [ErrRoot].
+func (e *RootError) Is(target error) bool { return target == ErrRoot }
+
+// ErrUpward is returned by [SplitPattern] for a pattern with a '..' segment: patterns
+// match only below the directory searched.
+var ErrUpward = errors.New("the pattern goes through '..'")
+
+// SplitPattern returns the directory a find with pattern searches, given the directory
+// dir asked for, and the pattern to match below it. An absolute pattern carries its own
+// directory, the segments before its first glob character, in place of dir; a relative
+// one is returned as it is. A pattern that climbs with '..' is refused with [ErrUpward].
+func SplitPattern(dir, pattern string) (string, string, error) {
+	if filepath.IsAbs(pattern) {
+		prefix, rest := LiteralPrefix(strings.TrimPrefix(pattern, "/"))
+		dir, pattern = "/"+prefix, rest
+		if !strings.Contains(rest, "/") {
+			pattern = "./" + rest // the name is at the top of dir, not at any depth
+		}
+	}
+	if slices.Contains(strings.Split(pattern, "/"), "..") {
+		return "", "", ErrUpward
+	}
+	return dir, pattern, nil
 }
 
 // cleanPattern turns separators into slashes and collapses a repeated leading "./".

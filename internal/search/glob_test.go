@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -111,6 +112,24 @@ func TestGlobMatchAgreesWithBacktracking(t *testing.T) {
 					t.Fatalf("%q against %q (strict tail %v, memo %v) = %v, want %v", pattern, rel, strict, memo, got, want)
 				}
 			}
+		}
+	}
+}
+
+func TestSplitPattern(t *testing.T) {
+	for _, c := range []struct {
+		dir, pattern, wantDir, wantPattern string
+		err                                error
+	}{
+		{"src", "**/*.go", "src", "**/*.go", nil},
+		{"", "/usr/lib/**/*.so", "/usr/lib", "**/*.so", nil},
+		{"ignored", "/etc/*.conf", "/etc", "./*.conf", nil},
+		{"", "../**/*.go", "", "", ErrUpward},
+		{"", "/a/../b/*.go", "", "", ErrUpward},
+	} {
+		dir, pattern, err := SplitPattern(c.dir, c.pattern)
+		if !errors.Is(err, c.err) || dir != c.wantDir || pattern != c.wantPattern {
+			t.Errorf("SplitPattern(%q, %q) = %q, %q, %v; want %q, %q, %v", c.dir, c.pattern, dir, pattern, err, c.wantDir, c.wantPattern, c.err)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -126,7 +125,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		}
 		sk = w.snapshot()
 	default:
-		return nil, fmt.Errorf("%s is not a regular file or directory; grep does not read FIFOs, sockets or devices", root)
+		return nil, &RootError{Path: root, Special: true}
 	}
 	return &GrepResult{
 		Files:        g.top.sorted(),

@@ -286,6 +286,9 @@ func (w *walker) push(batch []job) {
 
 const specialTypes = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice | fs.ModeIrregular
 
+// readDir lists one directory, queueing its subdirectories and handing its files to the
+// workers. It runs once per directory on the hot path and is kept in one piece, longer
+// than most, so that the directory handle's reference count is visible in one place.
 func (w *walker) readDir(id int, j *job) {
 	fd, err := openJob(w.scope, j, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {

@@ -1,5 +1,7 @@
 package session
 
+import "github.com/mjkoo/boris/internal/files"
+
 // Bounds on what a session remembers of file contents. Forgetting only costs the model a
 // less precise message (what changed) or an undo it can no longer make.
 const (
@@ -11,10 +13,10 @@ const (
 
 // Change is one edit a session made to a file, kept so that it can be undone.
 type Change struct {
-	Path    string // real path
-	Old     []byte // content before the edit
-	Existed bool   // false when the edit created the file
-	Wrote   Digest // digest of the content the edit wrote
+	Path    string       // real path
+	Old     []byte       // content before the edit
+	Existed bool         // false when the edit created the file
+	Wrote   files.Digest // digest of the content the edit wrote
 }
 
 // edits is a session's bounded memory of file contents: the undoable changes, oldest

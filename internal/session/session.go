@@ -1,10 +1,10 @@
 // Package session holds one client's state: working directory, environment, the files it has
-// viewed, its background tasks and its spilled outputs. [Session.Close] frees all of it.
+// viewed, its background tasks and its spilled outputs, and runs its commands against that
+// state ([Session.Run], [Session.Start]). [Session.Close] frees all of it.
 package session
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/tasks"
 )
@@ -49,16 +50,13 @@ type Session struct {
 	mu       sync.Mutex
 	cwd      string
 	env      []string
-	seen     map[string]Digest
+	seen     map[string]files.Digest
 	seenList []string // insertion order, for eviction
 	edits    edits    // undo history and seen contents (edits.go)
 	spillDir string
 	closed   bool
 	finished chan struct{} // closed once Close has freed everything
 }
-
-// Digest identifies a file's content.
-type Digest [sha256.Size]byte
 
 // New returns a Session starting in opts.Workdir.
 func New(opts Options) *Session {
@@ -72,7 +70,7 @@ func New(opts Options) *Session {
 		policy: opts.Confine,
 		cwd:    opts.Workdir,
 		env:    append([]string(nil), opts.Env...),
-		seen:   make(map[string]Digest),
+		seen:   make(map[string]files.Digest),
 
 		finished: make(chan struct{}),
 	}
@@ -212,7 +210,7 @@ func inSpill(p, dir string) bool {
 }
 
 // MarkSeen records the content of the file at the real path as the model last saw it.
-func (s *Session) MarkSeen(path string, d Digest) {
+func (s *Session) MarkSeen(path string, d files.Digest) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.seen[path]; !ok {
@@ -228,7 +226,7 @@ func (s *Session) MarkSeen(path string, d Digest) {
 }
 
 // Seen returns the content digest recorded by [Session.MarkSeen] for path.
-func (s *Session) Seen(path string) (Digest, bool) {
+func (s *Session) Seen(path string) (files.Digest, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.seen[path]

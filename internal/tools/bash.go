@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/session"
@@ -84,140 +82,115 @@ func addBash(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "bash",
 		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()) + bashConfinement(h.Confine),
-		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: new(true), OpenWorldHint: new(true)},
 	}, h.bash)
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// Why a foreground command was stopped.
-var (
-	errTimedOut      = errors.New("timed out")
-	errSessionClosed = errors.New("session closed")
-	errStoppedByUser = errors.New("stopped by the user")
-)
-
 func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashArgs) (*mcp.CallToolResult, *BashResult, error) {
-	if strings.TrimSpace(in.Command) == "" {
-		return nil, nil, errorf(CodeInvalidArgument, "command is empty: pass the shell command to run")
-	}
-	if strings.IndexByte(in.Command, 0) >= 0 {
-		return nil, nil, errorf(CodeInvalidArgument, "command contains a NUL byte, which no shell can be given: remove it (to print one, use printf '\\0')")
-	}
-	if in.Timeout < 0 {
-		return nil, nil, errorf(CodeInvalidArgument, "timeout %d is negative: give milliseconds, at most %d", in.Timeout, maxTimeout.Milliseconds())
+	if err := checkBashArgs(in); err != nil {
+		return nil, nil, err
 	}
 	sess, err := h.session(req)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := &BashResult{}
-	c, err := h.command(sess, in.Command, out)
-	if err != nil {
-		return nil, nil, err
-	}
+	c := session.Command{Script: in.Command, Shell: h.Config.Shell, Fallback: h.Config.Workdir,
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal}
 	if in.RunInBackground {
 		return h.startTask(ctx, sess, c, out)
 	}
-	done, err := sess.Tasks.Foreground()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer done()
-
-	timeout := h.Config.Timeout
+	c.Timeout = h.Config.Timeout
 	if in.Timeout > 0 {
-		timeout = time.Duration(in.Timeout) * time.Millisecond
+		c.Timeout = time.Duration(in.Timeout) * time.Millisecond
 	}
-	if timeout > maxTimeout {
+	if c.Timeout > maxTimeout {
 		out.Notes = append(out.Notes, fmt.Sprintf("timeout %d ms is above the maximum; used %d ms", in.Timeout, maxTimeout.Milliseconds()))
-		timeout = maxTimeout
+		c.Timeout = maxTimeout
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(sess.Context(), func() { cancel(errSessionClosed) })
-	defer stop()
-	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errTimedOut)
-	defer cancelTimeout()
-
 	stopProgress := func() {}
 	if tok := req.Params.GetProgressToken(); tok != nil {
-		stopProgress = h.progress(ctx, req, tok, &c)
+		c.OnOutput, stopProgress = h.progress(ctx, req, tok)
 	}
 	if wc := watch.CallFrom(ctx); wc != nil {
 		// The person watching sees the output as it comes, and may stop the command.
-		wc.OnStop(func() { cancel(errStoppedByUser) })
+		wc.OnStop(func() { cancel(tasks.ErrStoppedByUser) })
 		c.OnOutput = teeOutput(c.OnOutput, wc.Output)
 	}
-	p, res, err := shell.Run(ctx, c)
+	ran, err := sess.Run(ctx, c)
 	stopProgress()
 	if err != nil {
 		return nil, nil, withCode(CodeFailed, err)
 	}
-	// Apply only what this command changed, so that calls running side by side in one
-	// session do not undo each other's cd and export. A command that was stopped (timed
-	// out, cancelled) changes nothing: it did not finish what it set out to do.
-	if res.Stopped == nil {
-		if res.Cwd != "" && res.Cwd != c.Dir {
-			sess.SetCwd(res.Cwd)
-		}
-		if res.Env != nil {
-			sess.ApplyEnv(c.Env, res.Env)
-		}
+	h.bashResult(ctx, ran, c.Timeout, out)
+	return text(formatBash(out)), out, nil
+}
+
+// checkBashArgs refuses what the schema cannot.
+func checkBashArgs(in BashArgs) error {
+	switch {
+	case strings.TrimSpace(in.Command) == "":
+		return errorf(CodeInvalidArgument, "command is empty: pass the shell command to run")
+	case strings.IndexByte(in.Command, 0) >= 0:
+		return errorf(CodeInvalidArgument, "command contains a NUL byte, which no shell can be given: remove it (to print one, use printf '\\0')")
+	case in.Timeout < 0:
+		return errorf(CodeInvalidArgument, "timeout %d is negative: give milliseconds, at most %d", in.Timeout, maxTimeout.Milliseconds())
 	}
-	if len(res.TooLarge) > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(res.TooLarge, ", ")))
+	return nil
+}
+
+// bashResult fills out with how ran ended, in the words the model reads.
+func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout time.Duration, out *BashResult) {
+	if ran.Moved != nil {
+		out.Notes = append(out.Notes, movedNote(ran.Moved))
 	}
-	if res.Lingering {
-		sess.Tasks.Adopt(p)
+	if len(ran.TooLarge) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(ran.TooLarge, ", ")))
+	}
+	if ran.Lingering {
 		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")
-	} else {
-		p.Release()
 	}
-	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &res.ExitCode, res.Signal, res.Duration.Milliseconds(), sess.Cwd()
+	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &ran.ExitCode, ran.Signal, ran.Duration.Milliseconds(), ran.Cwd
 	out.TimeoutMS = timeout.Milliseconds()
 	switch {
-	case errors.Is(res.Stopped, errTimedOut):
+	case errors.Is(ran.Stopped, session.ErrTimedOut):
 		setOutcome(ctx, "timed_out")
 		out.TimedOut = true
 		out.Stopped = fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
 		out.Hint = fmt.Sprintf("timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below", timeout.Milliseconds())
-	case errors.Is(res.Stopped, errSessionClosed):
+	case errors.Is(ran.Stopped, session.ErrClosed):
 		setOutcome(ctx, "session_closed")
 		out.Stopped = "the session closed"
-	case errors.Is(res.Stopped, errStoppedByUser):
+	case errors.Is(ran.Stopped, tasks.ErrStoppedByUser):
 		out.Stopped = "stopped by the user"
-	case res.Stopped != nil:
+	case ran.Stopped != nil:
 		setOutcome(ctx, "cancelled")
 		out.Stopped = "the call was cancelled"
 	}
 	if out.Stopped != "" && !out.TimedOut {
 		out.Hint = fmt.Sprintf("stopped: %s, so the command's process group was stopped; the output captured until then is below", out.Stopped)
 	}
-	stdout, stderr := p.Stdout.Text(shell.DefaultBudget), p.Stderr.Text(shell.DefaultBudget)
 	for _, st := range []struct {
 		name string
 		ex   shell.Excerpt
-	}{{"stdout", stdout}, {"stderr", stderr}} {
+	}{{"stdout", ran.Stdout}, {"stderr", ran.Stderr}} {
 		if st.ex.Replaced {
 			out.Notes = append(out.Notes, st.name+" has bytes that are not valid UTF-8, shown as U+FFFD; pipe the command through od -c or xxd to see them")
 		}
 	}
 	f := h.face()
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(stdout.Text), stdout.Truncated, stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(stderr.Text), stderr.Truncated, stderr.SpillPath
-	if c.Launch != nil && res.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(ran.Stdout.Text), ran.Stdout.Truncated, ran.Stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(ran.Stderr.Text), ran.Stderr.Truncated, ran.Stderr.SpillPath
+	if ran.Confined && ran.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
 		out.Notes = append(out.Notes, confinedNote(h.Confine))
 	}
-	if out.StdoutFile != "" || out.StderrFile != "" {
-		total := h.Config.MaxSpillTotal
-		if total <= 0 {
-			total = shell.MaxSpill
-		}
-		// The output of tasks not yet read to the end is spared, like this call's own.
-		shell.PruneSpills(c.StateDir, total, append(sess.Tasks.Spills(), out.StdoutFile, out.StderrFile)...)
-	}
-	return text(formatBash(out)), out, nil
+}
+
+// movedNote says that a command ran somewhere else than the working directory.
+func movedNote(m *session.Moved) string {
+	return fmt.Sprintf("the working directory %s %s; ran in %s instead", m.From, m.Why, m.To)
 }
 
 // permissionDenied is how EACCES reads, as the kernel reports a confined command's
@@ -236,52 +209,23 @@ func confinedNote(p *confine.Policy) string {
 	return "the command ran confined by the kernel (Landlock), so \"Permission denied\" may come from that: " + strings.Join(what, "; ")
 }
 
-// command prepares c to run in the session's working directory, falling back to the
-// server's workdir when that directory is gone.
-func (h *handlers) command(sess *session.Session, script string, out *BashResult) (shell.Command, error) {
-	dir := sess.Cwd()
-	if why := unusableDir(dir); why != "" {
-		out.Notes = append(out.Notes, fmt.Sprintf("the working directory %s %s; ran in %s instead", dir, why, h.Config.Workdir))
-		dir = h.Config.Workdir
-		sess.SetCwd(dir)
-	}
-	// First, since a session's first confined command sets its TMPDIR.
-	launch, err := sess.Launcher()
-	if err != nil {
-		return shell.Command{}, err
-	}
-	spill, err := sess.SpillDir()
-	if err != nil {
-		return shell.Command{}, err
-	}
-	return shell.Command{Shell: h.Config.Shell, Script: script, Dir: dir, Env: sess.Env(), StateDir: spill, Mark: sess.Tasks.NewMark(),
-		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, Launch: launch}, nil
-}
-
-// unusableDir says why a command cannot start in dir, or returns "".
-func unusableDir(dir string) string {
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return "no longer exists"
-	}
-	if unix.Access(dir, unix.X_OK) != nil {
-		return "can no longer be entered" // its permissions changed since the cd
-	}
-	return ""
-}
-
-func (h *handlers) startTask(ctx context.Context, sess *session.Session, c shell.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
+// startTask is bash with run_in_background.
+func (h *handlers) startTask(ctx context.Context, sess *session.Session, c session.Command, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
 	tw := watch.CallFrom(ctx).NewTask()
 	if tw != nil {
 		c.OnOutput = teeOutput(c.OnOutput, tw.Output)
 	}
-	t, err := sess.Tasks.Start(c)
+	t, dir, moved, err := sess.Start(c)
+	if moved != nil {
+		out.Notes = append(out.Notes, movedNote(moved))
+	}
 	if err != nil {
-		return nil, nil, taskError(err, sess)
+		return nil, nil, taskError(err, sess, h.face())
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
-	out.TaskID, out.Cwd = t.ID, c.Dir
+	out.TaskID, out.Cwd = t.ID, dir
 	f := h.face()
-	out.Hint = fmt.Sprintf("started in the background in %s. Read its output with %s (%s %q%s); stop it with %s.", c.Dir, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill)
+	out.Hint = fmt.Sprintf("started in the background in %s. Read its output with %s (%s %q%s); stop it with %s.", dir, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill)
 	var b strings.Builder
 	for _, n := range out.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
@@ -300,14 +244,15 @@ func teeOutput(f shell.OutputFunc, w func(int, []byte)) shell.OutputFunc {
 	}
 }
 
-// progress streams c's output lines to the client as progress notifications. Commands
-// that end within progressDelay send none. After that a ticker sends the newest lines at
-// most once every progressInterval, each message capped at progressMaxBytes (the newest
-// lines, with a count of those skipped). Nothing is sent once the command has exited,
-// and the returned function, called then, holds the result back until progressGuard has
-// passed since the last notification: a client that gets a notification just before the
-// result may take it for a broken connection.
-func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any, c *shell.Command) func() {
+// progress streams a command's output lines, as the returned OutputFunc sees them, to
+// the client as progress notifications. Commands that end within progressDelay send
+// none. After that a ticker sends the newest lines at most once every progressInterval,
+// each message capped at progressMaxBytes (the newest lines, with a count of those
+// skipped). Nothing is sent once the command has exited, and the returned stop function,
+// called then, holds the result back until progressGuard has passed since the last
+// notification: a client that gets a notification just before the result may take it
+// for a broken connection.
+func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any) (shell.OutputFunc, func()) {
 	delay, every := h.Config.ProgressDelay, h.Config.ProgressInterval
 	if delay <= 0 {
 		delay = progressDelay
@@ -317,7 +262,6 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 	}
 	// One gatherer per stream, so that a partial line on one is not joined to the other's.
 	lines := [2]*shell.Lines{shell.NewLines(progressMaxBytes / 2), shell.NewLines(progressMaxBytes / 2)}
-	c.OnOutput = func(s shell.Stream, p []byte) { lines[s].Write(p) }
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var lastSent time.Time // written by the goroutine, read after wg.Wait
@@ -357,19 +301,25 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 			}
 		}
 	})
-	return func() {
+	return func(s shell.Stream, p []byte) { lines[s].Write(p) }, func() {
 		close(done)
 		wg.Wait()
-		if lastSent.IsZero() {
-			return
-		}
-		if wait := progressGuard - time.Since(lastSent); wait > 0 {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
+		holdBack(ctx, lastSent)
+	}
+}
+
+// holdBack waits until progressGuard has passed since the last progress notification,
+// if one was sent, or until ctx is done.
+func holdBack(ctx context.Context, lastSent time.Time) {
+	if lastSent.IsZero() {
+		return
+	}
+	if wait := progressGuard - time.Since(lastSent); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
 		}
 	}
 }
@@ -388,16 +338,20 @@ func formatBash(r *BashResult) string {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	block := func(name, s string) {
-		if s == "" {
-			return
+	writeStreams(&b, r.Stdout, r.Stderr)
+	return b.String()
+}
+
+// writeStreams writes the stdout and stderr blocks of a command's result, leaving out
+// those that are empty.
+func writeStreams(b *strings.Builder, stdout, stderr string) {
+	for _, blk := range []struct{ name, s string }{{"stdout", stdout}, {"stderr", stderr}} {
+		if blk.s == "" {
+			continue
 		}
-		fmt.Fprintf(&b, "%s:\n%s", name, s)
-		if !strings.HasSuffix(s, "\n") {
+		fmt.Fprintf(b, "%s:\n%s", blk.name, blk.s)
+		if !strings.HasSuffix(blk.s, "\n") {
 			b.WriteByte('\n')
 		}
 	}
-	block("stdout", r.Stdout)
-	block("stderr", r.Stderr)
-	return b.String()
 }

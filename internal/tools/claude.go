@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
@@ -124,7 +122,7 @@ func addCCBash(s *mcp.Server, h *handlers) {
 Each call is a fresh shell with no terminal and stdin at EOF; the working directory and exported variables persist from call to call (a cd or export holds for the next call). timeout is in milliseconds (default %d, at most 600000); on timeout the command's process group is stopped and the output so far is returned. Each stream keeps 30000 characters: longer output shows its head and tail and names the file holding all of it.
 
 With run_in_background the command keeps running and the call returns its id at once: read new output with BashOutput, stop it with KillShell.`, h.Config.Timeout.Milliseconds()),
-		Annotations: &mcp.ToolAnnotations{Title: "Bash", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "Bash", DestructiveHint: new(true), OpenWorldHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CCBashArgs) (*mcp.CallToolResult, *BashResult, error) {
 		return h.bash(ctx, req, BashArgs{Command: in.Command, Timeout: in.Timeout, RunInBackground: in.RunInBackground, Description: in.Description})
 	})
@@ -184,21 +182,10 @@ func addGlob(s *mcp.Server, h *handlers) {
 }
 
 func addCCGrep(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[CCGrepArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[OutputMode](): {Type: "string", Enum: outputModes},
-	}})
-	if err != nil {
-		panic(err) // the args struct is wrong: a programmer mistake
-	}
-	for _, p := range schema.Properties {
-		if len(p.Types) == 2 && p.Types[0] == "null" {
-			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
-		}
-	}
 	addTool(s, h, &mcp.Tool{
 		Name:        "Grep",
 		Description: "Search file contents with a regular expression (RE2 syntax), like ripgrep, recursively from the working directory or path. output_mode files_with_matches (default) lists matching files, content shows matching lines, count counts them. head_limit (default 250) and offset page through results. Hidden files, files excluded by .gitignore, node_modules, binary and very large files are skipped, and the result ends with a line saying what was not searched.",
-		InputSchema: schema,
+		InputSchema: plainOptional(schemaFor[CCGrepArgs]()),
 		Annotations: &mcp.ToolAnnotations{Title: "Grep", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CCGrepArgs) (*mcp.CallToolResult, any, error) {
 		limit := ccGrepHeadLimit
@@ -249,7 +236,7 @@ func addKillShell(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "KillShell",
 		Description: ccKillDescription,
-		Annotations: &mcp.ToolAnnotations{Title: "KillShell", DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "KillShell", DestructiveHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in KillShellArgs) (*mcp.CallToolResult, *TaskResult, error) {
 		return h.taskKill(ctx, req, TaskIDArgs{TaskID: in.ShellID})
 	})
@@ -259,7 +246,7 @@ func addTaskStop(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "TaskStop",
 		Description: ccKillDescription,
-		Annotations: &mcp.ToolAnnotations{Title: "TaskStop", DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "TaskStop", DestructiveHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in TaskStopArgs) (*mcp.CallToolResult, *TaskResult, error) {
 		id := in.TaskID
 		if id == "" {
@@ -352,16 +339,8 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.Edits) == 0 {
-		return nil, nil, errorf(CodeInvalidArgument, "edits is empty: give at least one {old_string, new_string}")
-	}
-	for i, e := range in.Edits {
-		if e.OldString == e.NewString {
-			return nil, nil, errorf(CodeInvalidArgument, "edit %d of %d: old_string and new_string are the same; no edit was made", i+1, len(in.Edits))
-		}
-		if e.OldString == "" && i > 0 {
-			return nil, nil, errorf(CodeInvalidArgument, "edit %d of %d: old_string is empty; only the first edit may have an empty old_string (to create the file); no edit was made", i+1, len(in.Edits))
-		}
+	if err := checkMultiEdit(in.Edits); err != nil {
+		return nil, nil, err
 	}
 	abs, err := sess.ResolveWrite(in.FilePath)
 	if err != nil {
@@ -380,37 +359,10 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 			return nil, nil, err
 		}
 		if start, err = files.Read(sess.OpenRead, abs, h.Config.MaxFileSize); err != nil {
-			return nil, nil, ccError(fileError(err, in.FilePath, sess))
+			return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
 		}
 	}
-	// The edits run on a private copy, so the file changes only once all of them apply.
-	spill, err := sess.SpillDir()
-	if err != nil {
-		return nil, nil, err
-	}
-	tmp, err := os.CreateTemp(spill, "multiedit-*")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(start)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var b strings.Builder
-	for i, e := range edits {
-		r, err := files.Replace(ctx, tmp.Name(), e.OldString, e.NewString, e.ReplaceAll, files.EditOptions{MaxFileSize: h.Config.MaxFileSize})
-		if err != nil {
-			n := i + 1 + len(in.Edits) - len(edits)
-			msg := strings.ReplaceAll(err.Error(), tmp.Name(), abs)
-			return nil, nil, ccError(withCode(codeOf(fileError(err, in.FilePath, sess)), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", n, len(in.Edits), msg, abs)))
-		}
-		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", i+1+len(in.Edits)-len(edits), plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
-	}
-	final, err := os.ReadFile(tmp.Name())
+	final, report, err := h.applyEdits(ctx, sess, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -418,21 +370,70 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 		// The file must still hold what the edits started from.
 		now, err := files.Read(sess.OpenRead, abs, h.Config.MaxFileSize)
 		if err != nil {
-			return nil, nil, ccError(fileError(err, in.FilePath, sess))
+			return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
 		}
 		if string(now) != string(start) {
 			return nil, nil, errorf(CodeStale, "%s changed on disk while the edits were made; no edit was made: Read it again and retry", abs)
 		}
 	}
 	if _, err := files.Create(sess.OpenWrite, abs, final, h.Config.MaxFileSize, false); err != nil {
-		return nil, nil, ccError(fileError(err, in.FilePath, sess))
+		return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
 	}
 	h.wrote(sess, abs, start, existed, final)
 	verb := "Edited"
 	if !existed {
 		verb = "Created"
 	}
-	return text(fmt.Sprintf("%s %s: %s applied.\n%s", verb, abs, plural(len(in.Edits), "edit"), b.String())), nil, nil
+	return text(fmt.Sprintf("%s %s: %s applied.\n%s", verb, abs, plural(len(in.Edits), "edit"), report)), nil, nil
+}
+
+// checkMultiEdit refuses edits that cannot all apply, before any is tried.
+func checkMultiEdit(edits []EditChange) error {
+	if len(edits) == 0 {
+		return errorf(CodeInvalidArgument, "edits is empty: give at least one {old_string, new_string}")
+	}
+	for i, e := range edits {
+		if e.OldString == e.NewString {
+			return errorf(CodeInvalidArgument, "edit %d of %d: old_string and new_string are the same; no edit was made", i+1, len(edits))
+		}
+		if e.OldString == "" && i > 0 {
+			return errorf(CodeInvalidArgument, "edit %d of %d: old_string is empty; only the first edit may have an empty old_string (to create the file); no edit was made", i+1, len(edits))
+		}
+	}
+	return nil
+}
+
+// applyEdits makes edits one after another to a private copy of start, so that abs
+// changes only once all of them apply, and returns the content they make and a line
+// for each. The edits are numbered from skipped+1, of total.
+func (h *handlers) applyEdits(ctx context.Context, sess *session.Session, abs string, start []byte, edits []EditChange, skipped, total int) ([]byte, string, error) {
+	spill, err := sess.SpillDir()
+	if err != nil {
+		return nil, "", err
+	}
+	tmp, err := os.CreateTemp(spill, "multiedit-*")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(start)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var b strings.Builder
+	for i, e := range edits {
+		r, err := files.Replace(ctx, tmp.Name(), e.OldString, e.NewString, e.ReplaceAll, files.EditOptions{MaxFileSize: h.Config.MaxFileSize})
+		if err != nil {
+			msg := strings.ReplaceAll(err.Error(), tmp.Name(), abs)
+			return nil, "", ccError(withCode(codeOf(err), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", skipped+i+1, total, msg, abs)))
+		}
+		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", skipped+i+1, plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
+	}
+	final, err := os.ReadFile(tmp.Name())
+	return final, b.String(), err
 }
 
 // readFirst enforces Claude Code's rule for Write and Edit: an existing file must have
@@ -456,11 +457,11 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 	if !ok {
 		return errorf(CodeStale, "%s exists but has not been read in this session: Read it first, then %s it", abs, tool)
 	}
-	if files.Digest(seen) == files.StatDigest(info) {
+	if seen == files.StatDigest(info) {
 		return nil
 	}
 	if info.Size() <= h.Config.MaxFileSize {
-		if data, err := os.ReadFile(abs); err == nil && files.Digest(seen) == files.ContentDigest(data) {
+		if data, err := os.ReadFile(abs); err == nil && seen == files.ContentDigest(data) {
 			return nil
 		}
 	}

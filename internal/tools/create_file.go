@@ -57,13 +57,13 @@ func (h *handlers) create(sess *session.Session, path, content string) (string, 
 	data := []byte(content)
 	c, err := files.Create(sess.OpenWrite, abs, data, h.Config.MaxFileSize, h.Config.AnthropicCompat)
 	if err != nil {
-		return "", fileError(err, path, sess)
+		return "", h.fileError(err, path, sess)
 	}
 	if !c.Existed || c.OldKept || !h.Config.AnthropicCompat {
 		h.wrote(sess, abs, c.Old, c.Existed, data)
 	} else {
 		// Too large to keep for undo: record the write as seen, but leave no undo entry.
-		sess.MarkSeen(abs, session.Digest(files.ContentDigest(data)))
+		sess.MarkSeen(abs, files.ContentDigest(data))
 		sess.Remember(abs, data)
 	}
 	switch {

@@ -2,12 +2,11 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
@@ -42,23 +41,11 @@ const editorDescription = "View, create and edit files. The command parameter pi
 	"%[1]sEach edit shows the edited lines with their numbers; when old_str is not found, the error shows the closest lines with the differences quoted."
 
 func addEditor(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[EditorArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[editorCommand](): {Type: "string", Enum: editorCommands},
-		reflect.TypeFor[lineRange]():     {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
-	}})
-	if err != nil {
-		panic(err) // a bad argument struct: a programmer mistake found at startup
-	}
-	for _, p := range schema.Properties {
-		if len(p.Types) == 2 && p.Types[0] == "null" {
-			p.Type, p.Types = p.Types[1], nil // optional pointers are plain optional values
-		}
-	}
 	addTool(s, h, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
 		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), viewBudget),
-		InputSchema: schema,
+		InputSchema: plainOptional(schemaFor[EditorArgs]()),
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.editor)
 }
@@ -159,7 +146,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	}
 	e, err := files.Insert(abs, after, t, h.editOptions(sess, abs))
 	if err != nil {
-		return "", fileError(err, path, sess)
+		return "", h.fileError(err, path, sess)
 	}
 	h.wrote(sess, abs, e.Old, true, e.New)
 	where := fmt.Sprintf("after line %d", after)
@@ -167,12 +154,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 		where = "at the top"
 	}
 	s := fmt.Sprintf("Inserted %s %s of %s (now lines %d-%d). The edited region reads:\n%s", plural(e.Last-e.First+1, "line"), where, abs, e.First, e.Last, e.Snippet)
-	switch {
-	case e.CR:
-		s += "\n(The text was written with CR line endings, like the rest of the file.)"
-	case e.CRLF:
-		s += "\n(The text was written with CRLF line endings, like the rest of the file.)"
-	}
+	s += endingsNote("The text", e.CR, e.CRLF)
 	if e.ModeLost != "" {
 		s += "\nNote: " + e.ModeLost + "."
 	}
@@ -189,14 +171,17 @@ func (h *handlers) undo(sess *session.Session, path string) (string, error) {
 	if !ok {
 		return "", errorf(CodeInvalidArgument, "there is no edit of %s in this session to undo", abs)
 	}
-	if err := files.Restore(sess.OpenWrite, abs, c.Old, c.Existed, files.Digest(c.Wrote), h.Config.MaxFileSize); err != nil {
-		return "", fileError(err, path, sess)
+	if err := files.Restore(sess.OpenWrite, abs, c.Old, c.Existed, c.Wrote, h.Config.MaxFileSize); err != nil {
+		if errors.Is(err, files.ErrStale) {
+			return "", fmt.Errorf("%w; view the file and fix it with str_replace", err)
+		}
+		return "", h.fileError(err, path, sess)
 	}
 	sess.DropLastChange(abs)
 	if !c.Existed {
 		return fmt.Sprintf("Undid the last edit of %s: that edit created the file, so it was removed.", abs), nil
 	}
-	sess.MarkSeen(abs, session.Digest(files.ContentDigest(c.Old)))
+	sess.MarkSeen(abs, files.ContentDigest(c.Old))
 	sess.Remember(abs, c.Old)
 	return fmt.Sprintf("Undid the last edit of %s: it holds its previous content again (%s bytes).", abs, count(int64(len(c.Old)))), nil
 }

@@ -2,20 +2,12 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/search"
-	"github.com/mjkoo/boris/internal/session"
 )
 
 // EntryKind is what find lists.
@@ -42,17 +34,11 @@ const findDescription = `Find files (or directories) by glob pattern, such as '*
 var entryKinds = []any{"file", "dir", "any"}
 
 func addFind(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[FindArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[EntryKind](): {Type: "string", Enum: entryKinds},
-	}})
-	if err != nil {
-		panic(err) // the args struct is wrong: a programmer mistake
-	}
 	addTool(s, h, &mcp.Tool{
 		Name:        "find",
 		Title:       "Find files by glob",
 		Description: findDescription,
-		InputSchema: schema,
+		InputSchema: schemaFor[FindArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Find files by glob", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.find)
 }
@@ -73,18 +59,9 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	if !ok {
 		return nil, nil, errorf(CodeInvalidArgument, "type %q is not one of file, dir, any", in.Type)
 	}
-	path := in.Path
-	if filepath.IsAbs(pattern) {
-		// An absolute pattern carries its own root: the directories named before the
-		// first glob character.
-		prefix, rest := search.LiteralPrefix(strings.TrimPrefix(pattern, "/"))
-		path, pattern = "/"+prefix, rest
-		if !strings.Contains(rest, "/") {
-			pattern = "./" + rest
-		}
-	}
-	if slices.Contains(strings.Split(pattern, "/"), "..") {
-		return nil, nil, errorf(CodeInvalidArgument, "pattern %q goes through '..', but patterns only match below the search path: set path to the directory to search instead (for example path \"..\" with pattern \"**/*.go\")", in.Pattern)
+	path, pattern, err := search.SplitPattern(in.Path, pattern)
+	if err != nil {
+		return nil, nil, upwardError(in.Pattern)
 	}
 	root, shown, err := searchRoot(sess.Cwd(), path, sess.Resolve)
 	if err != nil {
@@ -97,11 +74,8 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		Type:    kind,
 		Keep:    p.keep(),
 	})
-	if errors.Is(err, search.ErrPattern) {
-		return nil, nil, withCode(CodeInvalidArgument, err)
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, h.searchError(err)
 	}
 	noun := map[search.EntryType]string{search.Files: "file", search.Dirs: "directory", search.FilesAndDirs: "path"}[kind]
 	var b strings.Builder
@@ -125,23 +99,3 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize, h.face()))
 	return text(b.String()), nil, nil
 }
-
-func pluralNoun(n int, noun string) string {
-	if n != 1 && noun == "directory" {
-		return fmt.Sprintf("%d directories", n)
-	}
-	return plural(n, noun)
-}
-
-// sessionScope is what a search may see and open: the session's path rules, and its
-// spill directory for reading.
-type sessionScope struct {
-	*pathscope.Resolver
-	sess *session.Session
-}
-
-func (s sessionScope) Open(real string, flag int) (*os.File, error) {
-	return s.sess.OpenRead(real, flag)
-}
-
-func scopeOf(sess *session.Session) search.Scope { return sessionScope{sess.Scope, sess} }

@@ -2,21 +2,13 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/search"
 )
 
@@ -53,18 +45,10 @@ const grepDescription = `Search file contents with a regular expression (RE2 syn
 - Results are paged: head_limit and offset select entries; the note at the end says how to get more.
 - Paths are shown relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".`
 
-// grepBudget is the most characters a grep or find result shows before asking for paging.
-const grepBudget = 30_000
-
 var outputModes = []any{"files_with_matches", "content", "count"}
 
 func addGrep(s *mcp.Server, h *handlers) {
-	schema, err := jsonschema.For[GrepArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[OutputMode](): {Type: "string", Enum: outputModes},
-	}})
-	if err != nil {
-		panic(err) // the args struct is wrong: a programmer mistake
-	}
+	schema := schemaFor[GrepArgs]()
 	typ := schema.Properties["type"]
 	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
 	addTool(s, h, &mcp.Tool{
@@ -103,11 +87,8 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		Keep:       p.keep(),
 		MaxLine:    search.DefaultMaxLine,
 	})
-	if errors.Is(err, search.ErrPattern) || errors.Is(err, search.ErrFilter) {
-		return nil, nil, withCode(CodeInvalidArgument, err)
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, h.searchError(err)
 	}
 	var b strings.Builder
 	if res.MatchedFiles == 0 {
@@ -254,188 +235,4 @@ func onlyMatchingRE(in GrepArgs) *regexp.Regexp {
 		return regexp.MustCompile(regexp.QuoteMeta(in.Pattern))
 	}
 	return re
-}
-
-// filter builds the walk filter shared by grep and find.
-func (h *handlers) filter(cwd string, hidden, noIgnore bool, globs []string, typ string) search.Filter {
-	f := search.Filter{Hidden: hidden, NoIgnore: noIgnore, Globs: globs, MaxFileSize: h.Config.MaxFileSize, Top: cwd}
-	if t := strings.TrimSpace(typ); t != "" {
-		f.Types = []string{t}
-	}
-	return f
-}
-
-// searchRoot resolves the path a search starts from; "" means the working directory.
-func searchRoot(cwd, path string, resolve func(string) (string, error)) (root, shown string, err error) {
-	if path == "" {
-		path = "."
-	}
-	root, err = resolve(path)
-	if err != nil {
-		return "", "", err
-	}
-	if _, err := os.Stat(root); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", errorf(CodeNotFound, "%s does not exist (relative paths start at %s); check the path, or search a parent directory", path, cwd)
-		}
-		return "", "", err
-	}
-	return root, path, nil
-}
-
-// relativizer shows absolute paths relative to cwd when they are inside it.
-//
-// Paths under root, the resolved search root, are shown under asked, the path as the
-// caller gave it, so a search through a symlinked directory names files the way the
-// caller reaches them.
-//
-// A path with a control character in it (a newline, say) is quoted (see
-// [files.QuotePath]), so that it cannot forge lines of output.
-func relativizer(cwd, root, asked string) func(string) string {
-	rel := relativeTo(cwd, root, asked)
-	return func(abs string) string { return files.QuotePath(rel(abs)) }
-}
-
-func relativeTo(cwd, root, asked string) func(string) string {
-	dirs := []string{cwd}
-	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
-		dirs = append(dirs, real)
-	}
-	lexical := asked
-	if !filepath.IsAbs(lexical) {
-		lexical = filepath.Join(cwd, lexical)
-	}
-	lexical = filepath.Clean(lexical)
-	return func(abs string) string {
-		if lexical != root && (abs == root || strings.HasPrefix(abs, root+"/")) {
-			abs = lexical + abs[len(root):]
-		}
-		for _, d := range dirs {
-			if abs == d {
-				return "."
-			}
-			if d == "/" {
-				return abs[1:]
-			}
-			if strings.HasPrefix(abs, d) && abs[len(d)] == '/' {
-				return abs[len(d)+1:]
-			}
-		}
-		return abs
-	}
-}
-
-// pager applies head_limit, offset and the character budget to a result's entries.
-type pager struct {
-	limit, offset int
-	seen          int // entries offered, including those skipped by offset
-	shown         int
-	chars         int
-	more          bool // entries were left out at the end
-	total         int  // entries in all; -1: not known
-}
-
-func newPager(limit, offset int) *pager {
-	return &pager{limit: limit, offset: offset, total: -1}
-}
-
-// keep is how many entries in order the search must return: enough to fill the page and
-// one more, to tell whether the page was cut.
-func (p *pager) keep() int {
-	n := p.limit
-	if n == 0 {
-		n = grepBudget / 2
-	}
-	return p.offset + n + 1
-}
-
-// add writes one entry unless it falls before the offset; it returns false once the page
-// is full.
-func (p *pager) add(b *strings.Builder, s string) bool {
-	p.seen++
-	if p.seen <= p.offset {
-		return true
-	}
-	n := utf8.RuneCountInString(s)
-	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && p.chars+n > grepBudget {
-		p.more = true
-		return false
-	}
-	b.WriteString(s)
-	p.chars += n
-	p.shown++
-	return true
-}
-
-// note says which entries were shown and how to get the rest.
-func (p *pager) note() string {
-	of := ""
-	if p.total >= 0 {
-		of = fmt.Sprintf(" of %d", p.total)
-	}
-	switch {
-	case p.shown == 0 && p.offset > 0 && p.seen > 0:
-		return fmt.Sprintf("[offset %d is past the end: there are %d entries; use a smaller offset.]\n", p.offset, p.seen)
-	case p.more:
-		why := "the output budget"
-		if p.limit > 0 && p.shown >= p.limit {
-			why = "head_limit"
-		}
-		return fmt.Sprintf("[Showing entries %d-%d%s, cut by %s; pass offset: %d to see more.]\n", p.offset+1, p.offset+p.shown, of, why, p.offset+p.shown)
-	case p.offset > 0:
-		return fmt.Sprintf("[Showing entries %d-%d%s.]\n", p.offset+1, p.offset+p.shown, of)
-	}
-	return ""
-}
-
-// skippedNote says what a search looked at and what it left out and why, so that the
-// model can tell absence from blindness.
-func skippedNote(searched int, what string, s search.Skipped, maxSize int64, f *face) string {
-	var parts []string
-	add := func(n int, text string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, text))
-		}
-	}
-	add(s.Ignored, "ignored by .gitignore/.ignore "+f.include.ignored)
-	add(s.Deps, "node_modules "+f.include.deps)
-	add(s.Hidden, "hidden "+f.include.hidden)
-	add(s.Binary, "binary")
-	add(s.TooLarge, fmt.Sprintf("over the %s size limit (--max-file-size)", size(maxSize)))
-	add(s.Special, "special: FIFOs, sockets, devices (never opened)")
-	add(s.Symlinks, "symlinks not followed (to directories, dangling or out of scope)")
-	add(s.Unreadable, "unreadable")
-	head := ""
-	if searched >= 0 {
-		head = fmt.Sprintf("Searched %s. ", plural(searched, what))
-	}
-	if len(parts) == 0 {
-		return "[" + head + "Nothing was skipped.]"
-	}
-	note := "[" + head + "Not searched: " + strings.Join(parts, ", ") + "."
-	if s.Ignored+s.Hidden+s.Deps > 0 {
-		note += " Ignored, hidden and node_modules directories count once and were not entered."
-	}
-	return note + "]"
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func size(n int64) string {
-	switch {
-	case n <= 0:
-		return "no"
-	case n%1_000_000 == 0:
-		return fmt.Sprintf("%d MB", n/1_000_000)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%1000 == 0:
-		return fmt.Sprintf("%d KB", n/1000)
-	}
-	return fmt.Sprintf("%d-byte", n)
 }

@@ -24,7 +24,10 @@ import (
 // output again; on a call that runs `true` that was a tenth of what Boris added.)
 //
 // A handler's error becomes an isError result with a code ([errorResult]); arguments that
-// do not fit the input schema get INVALID_ARGUMENT and a hint.
+// do not fit the input schema get INVALID_ARGUMENT and a hint. Otherwise results are the
+// SDK's, as TestAddToolMatchesSDK checks; unlike the SDK, a *jsonrpc.Error from a handler
+// is a tool error too (no handler returns one) and the structured result is not checked
+// against the output schema.
 //
 // Results are text only unless --structured-output is set: then a handler's structured
 // result becomes structuredContent, described by an outputSchema. Some clients (Claude

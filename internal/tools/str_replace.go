@@ -58,7 +58,7 @@ func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old
 	}
 	e, err := files.Replace(ctx, abs, old, new, all, h.editOptions(sess, abs))
 	if err != nil {
-		return "", fileError(err, path, sess)
+		return "", h.fileError(err, path, sess)
 	}
 	if !e.NoOp {
 		h.wrote(sess, abs, e.Old, true, e.New)
@@ -78,12 +78,7 @@ func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old
 	default:
 		fmt.Fprintf(&b, "Replaced 1 occurrence in %s (now lines %d-%d). The edited region reads:\n%s", abs, e.First, e.Last, e.Snippet)
 	}
-	switch {
-	case e.CR:
-		b.WriteString("\n(new_str was written with CR line endings, like the rest of the file.)")
-	case e.CRLF:
-		b.WriteString("\n(new_str was written with CRLF line endings, like the rest of the file.)")
-	}
+	b.WriteString(endingsNote("new_str", e.CR, e.CRLF))
 	if e.ModeLost != "" {
 		fmt.Fprintf(&b, "\nNote: %s.", e.ModeLost)
 	}
@@ -108,8 +103,7 @@ func (h *handlers) editOptions(sess *session.Session, abs string) files.EditOpti
 		Open:        sess.OpenWrite,
 	}
 	if d, ok := sess.Seen(abs); ok {
-		fd := files.Digest(d)
-		o.Seen = &fd
+		o.Seen = &d
 	}
 	return o
 }
@@ -117,9 +111,20 @@ func (h *handlers) editOptions(sess *session.Session, abs string) files.EditOpti
 // wrote records a successful write of content to abs: the model now knows the file as it
 // is, and in compat mode the edit can be undone.
 func (h *handlers) wrote(sess *session.Session, abs string, old []byte, existed bool, content []byte) {
-	sess.MarkSeen(abs, session.Digest(files.ContentDigest(content)))
+	sess.MarkSeen(abs, files.ContentDigest(content))
 	sess.Remember(abs, content)
 	if h.Config.AnthropicCompat {
-		sess.RecordChange(session.Change{Path: abs, Old: old, Existed: existed, Wrote: session.Digest(files.ContentDigest(content))})
+		sess.RecordChange(session.Change{Path: abs, Old: old, Existed: existed, Wrote: files.ContentDigest(content)})
 	}
+}
+
+// endingsNote says that what was written got the file's CR or CRLF line endings.
+func endingsNote(what string, cr, crlf bool) string {
+	switch {
+	case cr:
+		return "\n(" + what + " was written with CR line endings, like the rest of the file.)"
+	case crlf:
+		return "\n(" + what + " was written with CRLF line endings, like the rest of the file.)"
+	}
+	return ""
 }

@@ -2,14 +2,12 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 )
@@ -75,7 +73,7 @@ func addTaskKill(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "task_kill",
 		Description: `Stop a background task started by bash with run_in_background: its whole process group gets SIGTERM, then SIGKILL after a grace period. Returns its final status and any output not yet read. Killing a task that already ended is not an error.`,
-		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{Title: "Stop a background task", DestructiveHint: new(true)},
 	}, h.taskKill)
 }
 
@@ -98,7 +96,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
 	snap, err := sess.Tasks.Output(ctx, in.TaskID, wait, shell.DefaultBudget)
 	if err != nil {
-		return nil, nil, taskError(err, sess)
+		return nil, nil, taskError(err, sess, h.face())
 	}
 	out := taskResult(snap, h.face())
 	return text(formatTask(out)), out, nil
@@ -110,11 +108,11 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 		return nil, nil, err
 	}
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
-		return nil, nil, taskError(err, sess)
+		return nil, nil, taskError(err, sess, h.face())
 	}
 	snap, err := sess.Tasks.Output(ctx, in.TaskID, 0, shell.DefaultBudget)
 	if err != nil {
-		return nil, nil, taskError(err, sess)
+		return nil, nil, taskError(err, sess, h.face())
 	}
 	out := taskResult(snap, h.face())
 	return text(formatTask(out)), out, nil
@@ -171,35 +169,8 @@ func formatTask(r *TaskResult) string {
 	if r.Hint != "" {
 		b.WriteString(r.Hint + "\n")
 	}
-	for _, blk := range []struct{ name, s string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
-		if blk.s == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "%s:\n%s", blk.name, blk.s)
-		if !strings.HasSuffix(blk.s, "\n") {
-			b.WriteByte('\n')
-		}
-	}
+	writeStreams(&b, r.Stdout, r.Stderr)
 	return b.String()
-}
-
-// taskError turns a tasks error into one that tells the model what to do next.
-func taskError(err error, sess *session.Session) error {
-	switch {
-	case errors.Is(err, tasks.ErrUnknown):
-		var ids []string
-		for _, t := range sess.Tasks.List() {
-			ids = append(ids, t.ID)
-		}
-		known := "this session has no tasks"
-		if len(ids) > 0 {
-			known = "this session's tasks: " + strings.Join(ids, ", ")
-		}
-		return errorf(CodeNotFound, "%v; %s (task_list shows them)", err, known)
-	case errors.Is(err, tasks.ErrLimit):
-		return errorf(CodeLimit, "%v; stop one with task_kill or wait for one to end (task_list shows them)", err)
-	}
-	return err
 }
 
 func oneLine(s string) string {

@@ -2,22 +2,15 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/session"
 )
-
-// lineRange is a view_range: [start, end].
-type lineRange []int
 
 // ViewArgs are the arguments of view.
 type ViewArgs struct {
@@ -66,7 +59,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
-		return nil, fileError(err, path, sess)
+		return nil, h.fileError(err, path, sess)
 	}
 	if info.IsDir() {
 		if rng != nil {
@@ -74,7 +67,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		}
 		l, err := files.List(ctx, sess.OpenRead, abs, files.DefaultListMax, sess.Scope.Hidden)
 		if err != nil {
-			return nil, fileError(err, path, sess)
+			return nil, h.fileError(err, path, sess)
 		}
 		return text(formatListing(abs, l)), nil
 	}
@@ -90,12 +83,12 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	}
 	v, err := files.View(ctx, abs, opts)
 	if err != nil {
-		return nil, fileError(err, path, sess)
+		return nil, h.fileError(err, path, sess)
 	}
 	if v.MIME != "" {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: v.Image, MIMEType: v.MIME}}}, nil
 	}
-	sess.MarkSeen(abs, session.Digest(v.Digest))
+	sess.MarkSeen(abs, v.Digest)
 	sess.Remember(abs, v.Content)
 	if openEnd {
 		v.AskedEnd = 0
@@ -158,49 +151,4 @@ func formatListing(abs string, l *files.Listing) string {
 		fmt.Fprintf(&b, "[%d more entries not shown; view a subdirectory to see its contents]\n", l.Omitted)
 	}
 	return b.String()
-}
-
-// fileError gives a files or OS error the code and wording the model needs.
-func fileError(err error, path string, sess *session.Session) error {
-	switch {
-	case errors.Is(err, files.ErrInvalid), errors.Is(err, files.ErrLossy):
-		return withCode(CodeInvalidArgument, err)
-	case errors.Is(err, files.ErrTooLarge):
-		return withCode(CodeTooLarge, err)
-	case errors.Is(err, files.ErrUnsupported):
-		return withCode(CodeUnsupported, err)
-	case errors.Is(err, files.ErrNoMatch):
-		return withCode(CodeNoMatch, err)
-	case errors.Is(err, files.ErrAmbiguous):
-		return withCode(CodeAmbiguous, err)
-	case errors.Is(err, files.ErrNotViewed), errors.Is(err, files.ErrStale):
-		return withCode(CodeStale, err)
-	case errors.Is(err, fs.ErrNotExist):
-		return errorf(CodeNotFound, "%s does not exist (relative paths are taken against the working directory, %s)", path, sess.Cwd())
-	}
-	return err
-}
-
-// count formats n with thousands separators.
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	var b []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
-}
-
-// schemaFor is the input schema of T, with view_range as an array of exactly two integers.
-func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[lineRange](): {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
-	}})
-	if err != nil {
-		panic(err) // a bad argument struct: a programmer mistake found at startup
-	}
-	return s
 }

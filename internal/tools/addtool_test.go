@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/config"
+)
+
+type sameArgs struct {
+	Name  string `json:"name" jsonschema:"A name."`
+	Count int    `json:"count,omitempty" jsonschema:"A count."`
+	Flag  *bool  `json:"flag,omitempty"`
+}
+
+type sameOut struct {
+	Greeting string `json:"greeting,omitempty"`
+	Count    int    `json:"count,omitempty"`
+}
+
+// sameHandler answers with a structured result, a text result of its own, nothing, or an
+// error, depending on the name.
+func sameHandler(_ context.Context, _ *mcp.CallToolRequest, in sameArgs) (*mcp.CallToolResult, *sameOut, error) {
+	switch in.Name {
+	case "fail":
+		return nil, nil, errors.New("it went wrong")
+	case "nothing":
+		return nil, nil, nil
+	case "text":
+		return text("hello as text\n"), &sameOut{Greeting: "hi"}, nil
+	}
+	return nil, &sameOut{Greeting: "hello " + in.Name, Count: in.Count}, nil
+}
+
+// sortedText returns res with JSON text content re-encoded with sorted keys: the SDK
+// re-encodes its structured result through a map, addTool keeps the struct's order.
+func sortedText(res *mcp.CallToolResult) *mcp.CallToolResult {
+	r := *res
+	r.Content = nil
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			var v any
+			if json.Unmarshal([]byte(tc.Text), &v) == nil {
+				b, _ := json.Marshal(v)
+				c = &mcp.TextContent{Text: string(b)}
+			}
+		}
+		r.Content = append(r.Content, c)
+	}
+	return &r
+}
+
+// TestAddToolMatchesSDK calls one handler registered with addTool and with mcp.AddTool,
+// and checks that the results agree: the same result for valid input (with structured
+// output on; off, addTool leaves the structured form out on purpose), and for invalid
+// input and handler errors the SDK's message, which addTool starts with a code and
+// follows, for invalid input, with a hint.
+func TestAddToolMatchesSDK(t *testing.T) {
+	t.Parallel()
+	tool := &mcp.Tool{Name: "same", Description: "A tool registered both ways."}
+	impl := &mcp.Implementation{Name: "same", Version: "1"}
+	ours := mcp.NewServer(impl, nil)
+	addTool(ours, &handlers{Deps: Deps{Config: &config.Config{StructuredOutput: true}}}, tool, sameHandler)
+	sdk := mcp.NewServer(impl, nil)
+	mcp.AddTool(sdk, tool, sameHandler)
+	oc, sc := clientOf(t, ours), clientOf(t, sdk)
+
+	ol, err := oc.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := sc.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(jsonOf(t, sl.Tools), jsonOf(t, ol.Tools)); d != "" {
+		t.Errorf("tools/list differs from the SDK's (-sdk +ours):\n%s", d)
+	}
+
+	for _, args := range []string{
+		`{"name":"world"}`, `{"name":"world","count":3,"flag":true}`, `{"name":"x","count":1500.0}`,
+		`{"name":"nothing"}`, `{"name":"text"}`,
+	} {
+		o, s := callRaw(t, oc, args), callRaw(t, sc, args)
+		if d := cmp.Diff(jsonOf(t, sortedText(s)), jsonOf(t, sortedText(o))); d != "" {
+			t.Errorf("%s: result differs from the SDK's (-sdk +ours):\n%s", args, d)
+		}
+	}
+	for _, args := range []string{`{}`, `{"name":5}`, `{"name":"x","count":"3"}`, `{"name":"x","extra":1}`, `{"name":"x","count":1.5}`} {
+		o, s := callRaw(t, oc, args), callRaw(t, sc, args)
+		want := "INVALID_ARGUMENT: " + resultText(s) + "; check the argument names and types in the same tool's input schema"
+		if !o.IsError || !s.IsError || resultText(o) != want {
+			t.Errorf("%s: got error %v %q, want error %q (the SDK's: %v %q)", args, o.IsError, resultText(o), want, s.IsError, resultText(s))
+		}
+	}
+	o, s := callRaw(t, oc, `{"name":"fail"}`), callRaw(t, sc, `{"name":"fail"}`)
+	if !o.IsError || !s.IsError || resultText(o) != "FAILED: "+resultText(s) || o.Meta["code"] != "FAILED" {
+		t.Errorf("handler error: got %v %q %v, want FAILED: and the SDK's %v %q", o.IsError, resultText(o), o.Meta, s.IsError, resultText(s))
+	}
+}
+
+func clientOf(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	return cs
+}
+
+func callRaw(t *testing.T, cs *mcp.ClientSession, args string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "same", Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s: %v", args, err)
+	}
+	return res
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}

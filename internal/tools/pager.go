@@ -1,0 +1,73 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// grepBudget is the most characters a grep or find result shows before asking for paging.
+const grepBudget = 30_000
+
+// pager applies head_limit, offset and the character budget to a result's entries.
+type pager struct {
+	limit, offset int
+	seen          int // entries offered, including those skipped by offset
+	shown         int
+	chars         int
+	more          bool // entries were left out at the end
+	total         int  // entries in all; -1: not known
+}
+
+func newPager(limit, offset int) *pager {
+	return &pager{limit: limit, offset: offset, total: -1}
+}
+
+// keep is how many entries in order the search must return: enough to fill the page and
+// one more, to tell whether the page was cut.
+func (p *pager) keep() int {
+	n := p.limit
+	if n == 0 {
+		n = grepBudget / 2
+	}
+	return p.offset + n + 1
+}
+
+// add writes one entry unless it falls before the offset; it returns false once the page
+// is full.
+func (p *pager) add(b *strings.Builder, s string) bool {
+	p.seen++
+	if p.seen <= p.offset {
+		return true
+	}
+	n := utf8.RuneCountInString(s)
+	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && p.chars+n > grepBudget {
+		p.more = true
+		return false
+	}
+	b.WriteString(s)
+	p.chars += n
+	p.shown++
+	return true
+}
+
+// note says which entries were shown and how to get the rest.
+func (p *pager) note() string {
+	of := ""
+	if p.total >= 0 {
+		of = fmt.Sprintf(" of %d", p.total)
+	}
+	switch {
+	case p.shown == 0 && p.offset > 0 && p.seen > 0:
+		return fmt.Sprintf("[offset %d is past the end: there are %d entries; use a smaller offset.]\n", p.offset, p.seen)
+	case p.more:
+		why := "the output budget"
+		if p.limit > 0 && p.shown >= p.limit {
+			why = "head_limit"
+		}
+		return fmt.Sprintf("[Showing entries %d-%d%s, cut by %s; pass offset: %d to see more.]\n", p.offset+1, p.offset+p.shown, of, why, p.offset+p.shown)
+	case p.offset > 0:
+		return fmt.Sprintf("[Showing entries %d-%d%s.]\n", p.offset+1, p.offset+p.shown, of)
+	}
+	return ""
+}
