@@ -287,16 +287,26 @@ func (p *Process) Wait(ctx context.Context) Result {
 	var res Result
 	var stopCause error
 	stopped := make(chan struct{})
-	watching := context.AfterFunc(ctx, func() {
-		defer p.wake()
-		defer close(stopped)
-		select {
-		case <-p.exited: // it finished at the same moment: not stopped
-		default:
-			stopCause = context.Cause(ctx)
-			p.Stop()
-		}
-	})
+	var watching func() bool
+	if ctx.Err() != nil {
+		// Stopped before it was waited for: it does not count as run to its end, however
+		// quickly it might have finished.
+		stopCause = context.Cause(ctx)
+		p.Stop()
+		close(stopped)
+		watching = func() bool { return false }
+	} else {
+		watching = context.AfterFunc(ctx, func() {
+			defer p.wake()
+			defer close(stopped)
+			select {
+			case <-p.exited: // it finished at the same moment: not stopped
+			default:
+				stopCause = context.Cause(ctx)
+				p.Stop()
+			}
+		})
+	}
 	p.pump(func() bool { return isClosed(p.exited) }, time.Time{})
 	if !watching() {
 		// The group is being stopped: keep reading until that is done.
