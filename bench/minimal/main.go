@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,7 +41,33 @@ func fail(err error) (*mcp.CallToolResult, any, error) {
 	return r, nil, nil
 }
 
-func newServer() *mcp.Server {
+// writeSynced replaces path with data as a crash-safe editor must at the least: a
+// temporary file in the same directory, its data synced to the disk, renamed over path.
+func writeSynced(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".minimal-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func newServer(synced bool) *mcp.Server {
+	write := func(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
+	if synced {
+		write = writeSynced
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "minimal", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "bash", Description: "Run a command."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a bashArgs) (*mcp.CallToolResult, any, error) {
@@ -74,7 +101,7 @@ func newServer() *mcp.Server {
 			if err != nil {
 				return fail(err)
 			}
-			if err := os.WriteFile(a.Path, []byte(strings.Replace(string(b), a.OldStr, a.NewStr, 1)), 0o644); err != nil {
+			if err := write(a.Path, []byte(strings.Replace(string(b), a.OldStr, a.NewStr, 1))); err != nil {
 				return fail(err)
 			}
 			return text("ok"), nil, nil
@@ -84,8 +111,9 @@ func newServer() *mcp.Server {
 
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on this address instead of STDIO")
+	synced := flag.Bool("sync", false, "str_replace writes crash-safe: a synced temporary file renamed over the old")
 	flag.Parse()
-	s := newServer()
+	s := newServer(*synced)
 	if *addr == "" {
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			log.Fatal(err)
