@@ -20,7 +20,7 @@ import (
 )
 
 // testConfig is a Config as Parse would make it, working in a fresh temporary directory.
-func testConfig(t testing.TB) config.Config {
+func testConfig(t *testing.T) config.Config {
 	t.Helper()
 	wd := t.TempDir()
 	return config.Config{
