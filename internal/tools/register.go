@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,11 +41,15 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 		tt.InputSchema = mustSchema(reflect.TypeFor[In]())
 	}
 	schema := tt.InputSchema.(*jsonschema.Schema)
-	input, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		panic(fmt.Errorf("tool %s: input schema: %w", t.Name, err))
-	}
-	quick := newQuickCheck(schema)
+	// Resolved on the first call rather than at start, where it was most of the time
+	// registering took.
+	checks := sync.OnceValues(func() (quickCheck, *jsonschema.Resolved) {
+		input, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if err != nil {
+			panic(fmt.Errorf("tool %s: input schema: %w", t.Name, err)) // a programmer mistake
+		}
+		return newQuickCheck(schema), input
+	})
 	// A typed nil result is shown as the zero value of what it points to, never null.
 	var zeroOut any
 	if rt := reflect.TypeFor[Out](); structuredOn && rt != reflect.TypeFor[any]() {
@@ -57,6 +62,7 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 		}
 	}
 	s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		quick, input := checks()
 		in, err := decodeArgs[In](req.Params.Arguments, quick, input)
 		if err != nil {
 			return errorResult(errorf(CodeInvalidArgument, "%v; check the argument names and types in the %s tool's input schema", err, t.Name)), nil

@@ -15,8 +15,10 @@ import (
 	"time"
 )
 
-// DefaultHistory is how many events the ring keeps.
-const DefaultHistory = 4096
+// DefaultHistory is how many events the ring keeps: enough for a page opened late to show
+// the last few hundred calls, while the whole ring (at most 16 KB of text per event) stays
+// far from what the server itself needs.
+const DefaultHistory = 1024
 
 // Event kinds.
 const (
