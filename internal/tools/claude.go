@@ -460,10 +460,11 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 	if seen == files.StatDigest(info) {
 		return nil
 	}
-	if info.Size() <= h.Config.MaxFileSize {
-		if data, err := os.ReadFile(abs); err == nil && seen == files.ContentDigest(data) {
-			return nil
-		}
+	if info.Size() > h.Config.MaxFileSize {
+		return nil // too large to edit at all, which the tool itself says
+	}
+	if data, err := files.Read(sess.OpenRead, abs, h.Config.MaxFileSize); err == nil && seen == files.ContentDigest(data) {
+		return nil
 	}
 	return errorf(CodeStale, "%s has changed on disk since it was last read (by a command, another tool or the user): Read it again, then %s it", abs, tool)
 }
