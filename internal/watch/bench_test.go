@@ -5,9 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/testutil"
-	"github.com/mjkoo/boris/internal/watch"
 )
 
 // What the live view costs a `bash true` call:
@@ -19,9 +17,10 @@ import (
 func BenchmarkBashTrue(b *testing.B) {
 	for _, mode := range []string{"off", "nobody", "watched"} {
 		b.Run("watch="+mode, func(b *testing.B) {
-			cfg := testConfigB(b)
+			cfg := testConfig(b)
 			cfg.NoWatch = mode == "off"
-			cs, h := connectB(b, cfg)
+			cs, srv := connect(b, cfg)
+			h := srv.Watch()
 			if mode == "watched" {
 				sub := h.Subscribe(0)
 				defer sub.Close()
@@ -51,29 +50,4 @@ func BenchmarkBashTrue(b *testing.B) {
 			}
 		})
 	}
-}
-
-func testConfigB(b *testing.B) config.Config { return testConfig(b) }
-
-func connectB(b *testing.B, cfg config.Config) (*mcp.ClientSession, *watch.Hub) {
-	b.Helper()
-	srv, err := newServer(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(b.Context(), st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cs.Close()
-		_ = ss.Wait()
-		srv.Close()
-	})
-	return cs, srv.Watch()
 }

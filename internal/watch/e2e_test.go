@@ -36,7 +36,7 @@ func newServer(cfg config.Config) (*server.Server, error) {
 }
 
 // connect starts a server and a client talking to it in memory.
-func connect(t *testing.T, cfg config.Config) (*mcp.ClientSession, *server.Server) {
+func connect(t testing.TB, cfg config.Config) (*mcp.ClientSession, *server.Server) {
 	t.Helper()
 	srv, err := newServer(cfg)
 	if err != nil {
