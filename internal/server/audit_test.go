@@ -37,41 +37,12 @@ func TestAuditLog(t *testing.T) {
 	t.Parallel()
 	cfg := newConfig(t)
 	cfg.Token = "tok-1234567890"
-	var logs lockedBuffer
-	srv, err := New(&cfg, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	calls := []mcp.CallToolParams{
 		{Name: "create_file", Arguments: map[string]any{"path": "a.txt", "content": "TOP-SECRET-CONTENT"}},
 		{Name: "bash", Arguments: map[string]any{"command": "echo tok-1234567890"}},
 		{Name: "view", Arguments: map[string]any{"path": "missing.txt"}},
 	}
-	for _, c := range calls {
-		if _, err := cs.CallTool(t.Context(), &c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var entries []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-		var e map[string]any
-		if err := json.Unmarshal([]byte(line), &e); err == nil && e["msg"] == "tool call" {
-			entries = append(entries, e)
-		}
-	}
-	if len(entries) != len(calls) {
-		t.Fatalf("%d tool call log entries, want %d:\n%s", len(entries), len(calls), logs.String())
-	}
+	entries, _, logs := auditEntries(t, cfg, calls)
 	for i, e := range entries {
 		if e["tool"] != calls[i].Name || e["session"] == "" || e["duration_ms"] == nil || e["level"] != "INFO" {
 			t.Errorf("entry %d = %v, want tool %s with session, duration at info level", i, e, calls[i].Name)
@@ -81,14 +52,15 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("outcome of a failed view = %v, want error NOT_FOUND", got)
 	}
 	for _, secret := range []string{"TOP-SECRET-CONTENT", cfg.Token} {
-		if strings.Contains(logs.String(), secret) {
-			t.Errorf("log contains %q:\n%s", secret, logs.String())
+		if strings.Contains(logs, secret) {
+			t.Errorf("log contains %q:\n%s", secret, logs)
 		}
 	}
 }
 
-// auditEntries runs calls through a server with cfg and returns the tool call log lines.
-func auditEntries(t *testing.T, cfg config.Config, calls []mcp.CallToolParams) ([]map[string]any, []string) {
+// auditEntries runs calls through a server with cfg and returns the tool call log entries,
+// their lines, and the whole log.
+func auditEntries(t *testing.T, cfg config.Config, calls []mcp.CallToolParams) ([]map[string]any, []string, string) {
 	t.Helper()
 	var logs lockedBuffer
 	srv, err := New(&cfg, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
@@ -122,7 +94,7 @@ func auditEntries(t *testing.T, cfg config.Config, calls []mcp.CallToolParams) (
 	if len(entries) != len(calls) {
 		t.Fatalf("%d tool call log entries, want %d:\n%s", len(entries), len(calls), logs.String())
 	}
-	return entries, lines
+	return entries, lines, logs.String()
 }
 
 // TestAuditRedactsEscapedToken: a token with characters JSON escapes is still redacted.
@@ -130,7 +102,7 @@ func TestAuditRedactsEscapedToken(t *testing.T) {
 	t.Parallel()
 	cfg := newConfig(t)
 	cfg.Token = `s3<cr&t>"tok"`
-	_, lines := auditEntries(t, cfg, []mcp.CallToolParams{
+	_, lines, _ := auditEntries(t, cfg, []mcp.CallToolParams{
 		{Name: "bash", Arguments: map[string]any{"command": "echo " + cfg.Token}},
 		{Name: "grep", Arguments: map[string]any{"pattern": cfg.Token, cfg.Token: 1}},
 	})
@@ -151,7 +123,7 @@ func TestAuditLineBounded(t *testing.T) {
 	for i := range 20000 {
 		args[fmt.Sprintf("extra%05d", i)] = i
 	}
-	_, lines := auditEntries(t, newConfig(t), []mcp.CallToolParams{{Name: "bash", Arguments: args}})
+	_, lines, _ := auditEntries(t, newConfig(t), []mcp.CallToolParams{{Name: "bash", Arguments: args}})
 	if len(lines[0]) > 8<<10 || !strings.Contains(lines[0], "more arguments") {
 		t.Errorf("log line of %d bytes, want at most 8 KiB saying what was left out: %.300s", len(lines[0]), lines[0])
 	}
@@ -160,7 +132,7 @@ func TestAuditLineBounded(t *testing.T) {
 // TestAuditStoppedOutcome: a command that timed out is not logged as ok.
 func TestAuditStoppedOutcome(t *testing.T) {
 	t.Parallel()
-	entries, _ := auditEntries(t, newConfig(t), []mcp.CallToolParams{
+	entries, _, _ := auditEntries(t, newConfig(t), []mcp.CallToolParams{
 		{Name: "bash", Arguments: map[string]any{"command": "sleep 30", "timeout": 100}},
 		{Name: "bash", Arguments: map[string]any{"command": "true"}},
 	})
