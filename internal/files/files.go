@@ -213,11 +213,7 @@ type SizeError struct {
 }
 
 func (e *SizeError) Error() string {
-	whole := ""
-	if e.Whole {
-		whole = " for a whole view"
-	}
-	return fmt.Sprintf("%s is %s bytes, over the %s-byte limit (--max-file-size)%s", e.Path, thousands(e.Size), thousands(e.Limit), whole)
+	return fmt.Sprintf("%s is %s bytes, over the %s-byte limit (--max-file-size)", e.Path, thousands(e.Size), thousands(e.Limit))
 }
 
 // Is reports that a SizeError is an [ErrTooLarge].

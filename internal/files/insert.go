@@ -12,7 +12,7 @@ import "bytes"
 // order.
 func Insert(path string, after int, text string, opts EditOptions) (*Edit, error) {
 	if text == "" {
-		return nil, errorf(ErrInvalid, "the text to insert is empty: put the lines to insert in new_str")
+		return nil, ErrEmptyInsert
 	}
 	defer lockPath(path)()
 	data, info, changed, err := editable(path, opts)
@@ -22,10 +22,10 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	ld := asLF(data) // for line numbers
 	total := countLines(ld)
 	if changed {
-		return nil, staleError(path, "line numbers may have moved", opts.Previous, data, info)
+		return nil, staleError(path, &StaleError{Insert: true}, opts.Previous, data, info)
 	}
 	if after < 0 || after > total {
-		return nil, errorf(ErrInvalid, "insert_line %d is outside %s, which has %s: use 0 to insert before the first line, or %d to append", after, path, nLines(total), total)
+		return nil, &LineError{Path: path, After: after, Lines: total}
 	}
 	t := []byte(text)
 	eol := newline
@@ -35,7 +35,7 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	case crlfStyle(data):
 		t, eol = toCRLF(t), []byte("\r\n")
 	}
-	if err := lossless(path, data, t, "the inserted text"); err != nil {
+	if err := lossless(path, data, t, true); err != nil {
 		return nil, err
 	}
 	var off int

@@ -20,15 +20,12 @@ import (
 // old equals new does not rewrite the file.
 //
 // If the file changed since it was seen (see [EditOptions]), the edit still applies when old
-// matches exactly once, and Edit.Changed says so; otherwise it is refused with what changed.
-// When old is not found, the error shows the closest text; the search for it stops when ctx
-// ends.
-//
-// It is longer than most functions: the steps of an edit (read under the lock, check the
-// view, match, check the encoding and size, write, report) read best in order.
+// matches exactly once, and Edit.Changed says so; otherwise it is refused with a
+// [*StaleError]. When old is not found, the [*MissError] shows the closest text; the search
+// for it stops when ctx ends.
 func Replace(ctx context.Context, path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	if old == "" {
-		return nil, errorf(ErrInvalid, "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)")
+		return nil, ErrEmptyOld
 	}
 	defer lockPath(path)()
 	data, info, changed, err := editable(path, opts)
@@ -39,40 +36,52 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 	ld := asLF(data) // for line numbers
 	switch {
 	case changed && len(at) != 1:
-		why := "old_str now matches nowhere in it"
-		if len(at) > 1 {
-			why = fmt.Sprintf("old_str now matches %d places in it, on lines %s", len(at), lineList(ld, at))
-		}
-		return nil, staleError(path, why, opts.Previous, data, info)
+		return nil, staleError(path, &StaleError{Count: len(at), Lines: lines(ld, at, 0)}, opts.Previous, data, info)
 	case len(at) == 0:
-		return nil, errorf(ErrNoMatch, "%s", missMessage(ctx, path, data, old))
+		return nil, miss(ctx, path, data, old)
 	case len(at) > 1 && !all:
-		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s, on lines %s; include more surrounding lines in old_str to pick one, or set replace_all to change every one",
-			len(at), path, lineList(ld, at))
+		return nil, &AmbiguousError{Path: path, Count: len(at), Lines: lines(ld, at, 0)}
 	}
-	if err := lossless(path, data, n, "new_str"); err != nil {
+	if err := lossless(path, data, n, false); err != nil {
 		return nil, err
 	}
-
 	converted := !bytes.Equal(n, []byte(new))
 	e := &Edit{Count: len(at), Changed: changed, Old: data,
 		CRLF: converted && bytes.Contains(n, []byte("\r\n")), CR: converted && crStyle(data)}
 	if old == new || bytes.Equal(o, n) {
-		e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
-		e.Lines = lines(ld, at, 0)
-		e.First, e.Last = e.Lines[0], lineAt(ld, at[0]+max(len(o)-1, 0))
-		e.Snippet = snippet(data, e.First, e.Last)
-		return e, nil
+		return e.noOp(data, ld, at, len(o)), nil
 	}
-	// The size is known before anything is built: many matches of a short old_str, each
-	// replaced by a long new_str, would otherwise take gigabytes before being refused.
-	if size := int64(len(data)) + int64(len(at))*(int64(len(n))-int64(len(o))); size > opts.MaxFileSize {
-		matches := "matches"
-		if len(at) == 1 {
-			matches = "match"
-		}
-		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes (%d %s; old_str %s bytes, new_str %s bytes), over the %s-byte limit (--max-file-size); nothing was written",
-			path, thousands(size), len(at), matches, thousands(int64(len(o))), thousands(int64(len(n))), thousands(opts.MaxFileSize))
+	out, err := replaced(path, data, o, n, at, opts.MaxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := writable(path, info); err != nil {
+		return nil, err
+	}
+	if e.ModeLost, err = writeAtomic(opts.Open, path, out, info, writeAll); err != nil {
+		return nil, err
+	}
+	e.done(out, at, len(n), len(o))
+	return e, nil
+}
+
+// noOp fills e for a replacement of the olen bytes at each of at by the same bytes: data
+// stays as it is, and the snippet shows the first match.
+func (e *Edit) noOp(data, ld []byte, at []int, olen int) *Edit {
+	e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
+	e.Lines = lines(ld, at, 0)
+	e.First, e.Last = e.Lines[0], lineAt(ld, at[0]+max(olen-1, 0))
+	e.Snippet = snippet(data, e.First, e.Last)
+	return e
+}
+
+// replaced returns data with o at each offset of at replaced by n, refusing a result over
+// limit bytes. The size is known before anything is built: many matches of a short old
+// text, each replaced by a long new one, would otherwise take gigabytes before being
+// refused.
+func replaced(path string, data, o, n []byte, at []int, limit int64) ([]byte, error) {
+	if size := int64(len(data)) + int64(len(at))*(int64(len(n))-int64(len(o))); size > limit {
+		return nil, &GrowthError{Path: path, Size: size, Limit: limit, Count: len(at), Old: int64(len(o)), New: int64(len(n))}
 	}
 	out := make([]byte, 0, len(data)+len(at)*(len(n)-len(o)))
 	prev := 0
@@ -80,25 +89,21 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 		out = append(append(out, data[prev:i]...), n...)
 		prev = i + len(o)
 	}
-	out = append(out, data[prev:]...)
-	if err := writable(path, info); err != nil {
-		return nil, err
-	}
-	lost, err := writeAtomic(opts.Open, path, out, info, writeAll)
-	if err != nil {
-		return nil, err
-	}
-	e.New, e.Digest, e.ModeLost = out, ContentDigest(out), lost
+	return append(out, data[prev:]...), nil
+}
+
+// done fills e for the content out, made by replacing olen bytes with nlen bytes at each
+// offset of at: the lines of the replacements and a snippet of the first.
+func (e *Edit) done(out []byte, at []int, nlen, olen int) {
+	e.New, e.Digest = out, ContentDigest(out)
 	lo := asLF(out)
-	e.Lines = lines(lo, at, len(n)-len(o))
-	start := at[0]
-	e.First = lineAt(lo, start)
+	e.Lines = lines(lo, at, nlen-olen)
+	e.First = lineAt(lo, at[0])
 	e.Last = e.First - 1
-	if len(n) > 0 {
-		e.Last = lineAt(lo, start+len(n)-1)
+	if nlen > 0 {
+		e.Last = lineAt(lo, at[0]+nlen-1)
 	}
 	e.Snippet = snippet(out, e.First, e.Last)
-	return e, nil
 }
 
 // locate finds the non-overlapping occurrences of old in data and returns the bytes that
@@ -171,12 +176,6 @@ func lines(data []byte, at []int, shift int) []int {
 	return out
 }
 
-// lineList formats the lines of offsets at, each once (several matches can share a line),
-// at most 20 of them.
-func lineList(data []byte, at []int) string {
-	return JoinLines(lines(data, at, 0))
-}
-
 // JoinLines lists ascending line numbers, each once, at most 20 of them.
 func JoinLines(ns []int) string {
 	ns = slices.Compact(slices.Clone(ns))
@@ -202,50 +201,45 @@ const (
 	diffsShow    = 6
 )
 
-// missMessage explains that old is not in data and shows the closest region, with the lines
-// that differ quoted so that whitespace shows. It stops looking when ctx ends or its work
-// budget is spent, and then says so.
-//
-// The message is built in the order the model reads it, which makes this longer than most
-// functions.
-func missMessage(ctx context.Context, path string, data []byte, old string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "old_str was not found in %s.", path)
-	if !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError) {
-		b.WriteString(" The file is not valid UTF-8: view shows the bytes it cannot decode as �, and old_str cannot match them; choose old_str from the text around them.")
-	}
+// miss returns the [*MissError] of old, which is not in data: whether old looks copied
+// with line numbers or holds U+FFFD the file cannot match, and the closest region, with
+// the lines that differ quoted so that whitespace shows. It stops looking when ctx ends
+// or its work budget is spent, and then says so.
+func miss(ctx context.Context, path string, data []byte, old string) *MissError {
 	oldLines := splitLines([]byte(old))
-	numberedCount := 0
-	for _, l := range oldLines {
-		if numberedPrefix.MatchString(l) {
-			numberedCount++
-		}
-	}
-	if numberedCount > 0 && 2*numberedCount >= len(oldLines) {
-		b.WriteString(" old_str seems to include the line numbers view puts before each line (spaces, number, tab); leave them out.")
+	e := &MissError{
+		Path:     path,
+		FFFD:     !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError),
+		Numbered: looksNumbered(oldLines),
 	}
 	fileLines := splitLines(data)
 	start, score, cut := closest(ctx, fileLines, oldLines, closestSteps)
+	e.Cut = cut
 	if score == 0 {
-		if cut {
-			b.WriteString(" The search for the closest text was cut short (old_str is large); view the file to see its current text, and use a shorter old_str.")
-			return b.String()
-		}
-		b.WriteString(" No line of old_str appears in the file, even ignoring whitespace; view the file to see its current text.")
-		return b.String()
+		return e
 	}
 	end := min(start+len(oldLines), len(fileLines))
-	fmt.Fprintf(&b, "\nThe closest text is at lines %d-%d", start+1, end)
-	if cut {
-		b.WriteString(" (the search for it was cut short because old_str is large, so closer text may exist; a shorter old_str is easier to match)")
-	}
 	shown := min(end, start+closestShow)
-	fmt.Fprintf(&b, ":\n%s", numbered(data, start+1, shown))
-	if shown < end {
-		fmt.Fprintf(&b, "… (%d more lines not shown)\n", end-shown)
+	e.Closest = &Closest{First: start + 1, Last: end, Text: numbered(data, start+1, shown), Hidden: end - shown}
+	e.Closest.Diffs, e.Closest.MoreDiffs = lineDiffs(fileLines, oldLines, start)
+	return e
+}
+
+// looksNumbered reports whether most lines start as numbered lines do: spaces, a number, a
+// tab.
+func looksNumbered(lines []string) bool {
+	n := 0
+	for _, l := range lines {
+		if numberedPrefix.MatchString(l) {
+			n++
+		}
 	}
-	var diffs []string
-	more := 0
+	return n > 0 && 2*n >= len(lines)
+}
+
+// lineDiffs compares oldLines with fileLines from start on and returns the first
+// diffsShow lines that differ, quoted, and how many more do.
+func lineDiffs(fileLines, oldLines []string, start int) (diffs []LineDiff, more int) {
 	for j, ol := range oldLines {
 		i := start + j
 		fl := ""
@@ -255,24 +249,12 @@ func missMessage(ctx context.Context, path string, data []byte, old string) stri
 		switch {
 		case fl == ol:
 		case len(diffs) < diffsShow:
-			diffs = append(diffs, fmt.Sprintf("  line %d: file has %s\n           old_str has %s", i+1, quote(fl), quote(ol)))
+			diffs = append(diffs, LineDiff{Line: i + 1, File: quote(fl), Old: quote(ol)})
 		default:
 			more++
 		}
 	}
-	if len(diffs) > 0 {
-		b.WriteString("Lines that differ (quoted, so whitespace shows):\n")
-		for _, d := range diffs {
-			b.WriteString(d + "\n")
-		}
-		if more > 0 {
-			fmt.Fprintf(&b, "  … and %d more\n", more)
-		}
-	} else {
-		b.WriteString("Its lines match old_str except for line endings or the end of the file; check whether old_str ends with a newline the file lacks.\n")
-	}
-	b.WriteString("Copy old_str exactly from the file, whitespace included, then retry.")
-	return b.String()
+	return diffs, more
 }
 
 // quote shows s with tabs, trailing spaces and other invisible characters escaped, cut to

@@ -109,7 +109,7 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 	if eof {
 		v.Lines = line
 		if first > line && !(first == 1 && line == 0) {
-			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %s", first, path, nLines(line))
+			return nil, &RangeError{Problem: StartPastEnd, Start: first, End: opts.End, Path: path, Lines: line}
 		}
 		if opts.Start != 0 && opts.End != -1 && opts.End > line {
 			v.AskedEnd = opts.End
@@ -160,11 +160,11 @@ func lineRange(start, end int) (first, last int, err error) {
 	case start == 0:
 		return 1, DefaultLines, nil
 	case start < 1:
-		return 0, 0, errorf(ErrInvalid, "view_range start %d is not a line number: lines are numbered from 1", start)
+		return 0, 0, &RangeError{Problem: StartNotALine, Start: start, End: end}
 	case end == -1:
 		return start, math.MaxInt, nil
 	case end < start:
-		return 0, 0, errorf(ErrInvalid, "view_range [%d, %d] ends before it starts: give [start, end] with end >= start, or end -1 for the rest of the file", start, end)
+		return 0, 0, &RangeError{Problem: EndBeforeStart, Start: start, End: end}
 	}
 	return start, end, nil
 }

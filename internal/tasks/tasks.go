@@ -237,9 +237,9 @@ type Snapshot struct {
 }
 
 // Output returns the output task id wrote since the last call, within budget characters
-// per stream. If there is none yet and wait is positive, it first waits up to wait for
-// output or for the task to end.
-func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, budget int) (Snapshot, error) {
+// per stream, with hint saying how to read what was left out. If there is none yet and
+// wait is positive, it first waits up to wait for output or for the task to end.
+func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, budget int, hint shell.Hint) (Snapshot, error) {
 	t, err := m.get(id)
 	if err != nil {
 		return Snapshot{}, err
@@ -269,8 +269,8 @@ func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, bud
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	snap := Snapshot{Task: t, Running: !final, Status: t.Status()}
-	snap.Stdout = t.proc.Stdout.Since(t.outMark, budget, final)
-	snap.Stderr = t.proc.Stderr.Since(t.errMark, budget, final)
+	snap.Stdout = t.proc.Stdout.Since(t.outMark, budget, final, hint)
+	snap.Stderr = t.proc.Stderr.Since(t.errMark, budget, final, hint)
 	t.outMark, t.errMark = snap.Stdout.To, snap.Stderr.To
 	if final {
 		t.readDone = true
