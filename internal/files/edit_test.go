@@ -482,3 +482,30 @@ func TestRewriteKeepsSetuidAndSetgid(t *testing.T) {
 		t.Errorf("after str_replace: mode %s (lost %q); want %s kept", Octal(info.Mode()&keptBits), e.ModeLost, Octal(want))
 	}
 }
+
+// ReplaceIn edits content in memory as Replace edits a file, and refuses what Replace
+// refuses, naming the path it was given.
+func TestReplaceIn(t *testing.T) {
+	t.Parallel()
+	data := []byte("a\r\nb\r\nb\r\n")
+	e, err := ReplaceIn(t.Context(), "/x/f.txt", data, "a\nb", "A\nB", false, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(e.New), "A\r\nB\r\nb\r\n"; got != want || e.First != 1 || e.Last != 2 || !e.CRLF {
+		t.Errorf("ReplaceIn = %q, lines %d-%d, CRLF %v; want %q, lines 1-2, CRLF", got, e.First, e.Last, e.CRLF, want)
+	}
+	if string(data) != "a\r\nb\r\nb\r\n" {
+		t.Errorf("ReplaceIn changed its input to %q", data)
+	}
+	_, err = ReplaceIn(t.Context(), "/x/f.txt", data, "b", "c", false, limit)
+	if ae, ok := errors.AsType[*AmbiguousError](err); !ok || ae.Path != "/x/f.txt" || ae.Count != 2 || fmt.Sprint(ae.Lines) != "[2 3]" {
+		t.Errorf("ReplaceIn of text that occurs twice: error = %#v, want an AmbiguousError of /x/f.txt, 2 times on lines 2, 3", err)
+	}
+	if _, err := ReplaceIn(t.Context(), "/x/f.txt", []byte("a\x00b"), "a", "c", false, limit); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("ReplaceIn of binary content: error = %v, want ErrUnsupported", err)
+	}
+	if _, err := ReplaceIn(t.Context(), "/x/f.txt", data, "b", "bbbb", true, 10); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReplaceIn over the limit: error = %v, want ErrTooLarge", err)
+	}
+}

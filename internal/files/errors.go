@@ -216,3 +216,21 @@ type LineDiff struct {
 	Line      int
 	File, Old string
 }
+
+// SpecialError is the [ErrUnsupported] of a file that is not a regular file, or of a
+// pseudo-file that waits for data: a command can read it, the file tools cannot.
+type SpecialError struct {
+	Path  string
+	What  string // what it is: "a named pipe (FIFO)", "a socket"
+	Waits bool   // it is a special file that waits for data
+}
+
+func (e *SpecialError) Error() string {
+	if e.Waits {
+		return e.Path + " is a special file that waits for data; the file tools read only what a file already holds"
+	}
+	return fmt.Sprintf("%s is %s; the file tools read and write regular files only", e.Path, e.What)
+}
+
+// Is reports that a SpecialError is an [ErrUnsupported].
+func (e *SpecialError) Is(target error) bool { return target == ErrUnsupported }

@@ -32,36 +32,71 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 	if err != nil {
 		return nil, err
 	}
-	o, n, at := locate(data, []byte(old), []byte(new))
-	ld := asLF(data) // for line numbers
-	switch {
-	case changed && len(at) != 1:
-		return nil, staleError(path, &StaleError{Count: len(at), Lines: lines(ld, at, 0)}, opts.Previous, data, info)
-	case len(at) == 0:
-		return nil, miss(ctx, path, data, old)
-	case len(at) > 1 && !all:
-		return nil, &AmbiguousError{Path: path, Count: len(at), Lines: lines(ld, at, 0)}
+	m := locate(data, []byte(old), []byte(new))
+	if changed && len(m.at) != 1 {
+		return nil, staleError(path, &StaleError{Count: len(m.at), Lines: lines(asLF(data), m.at, 0)}, opts.Previous, data, info)
 	}
-	if err := lossless(path, data, n, false); err != nil {
-		return nil, err
-	}
-	converted := !bytes.Equal(n, []byte(new))
-	e := &Edit{Count: len(at), Changed: changed, Old: data,
-		CRLF: converted && bytes.Contains(n, []byte("\r\n")), CR: converted && crStyle(data)}
-	if old == new || bytes.Equal(o, n) {
-		return e.noOp(data, ld, at, len(o)), nil
-	}
-	out, err := replaced(path, data, o, n, at, opts.MaxFileSize)
+	e, err := m.apply(ctx, path, data, old, new, all, opts.MaxFileSize)
 	if err != nil {
 		return nil, err
+	}
+	e.Changed = changed
+	if e.NoOp {
+		return e, nil
 	}
 	if err := writable(path, info); err != nil {
 		return nil, err
 	}
-	if e.ModeLost, err = writeAtomic(opts.Open, path, out, info, writeAll); err != nil {
+	if e.ModeLost, err = writeAtomic(opts.Open, path, e.New, info, writeAll); err != nil {
 		return nil, err
 	}
-	e.done(out, at, len(n), len(o))
+	return e, nil
+}
+
+// ReplaceIn is [Replace] on content in memory, data, with nothing read or written: Edit.New
+// is what data becomes. It serves edits made one after another, of which none is written
+// unless all apply. path names the file in errors; limit bounds the result's size.
+func ReplaceIn(ctx context.Context, path string, data []byte, old, new string, all bool, limit int64) (*Edit, error) {
+	if old == "" {
+		return nil, ErrEmptyOld
+	}
+	if typ, ok := binaryType(data); ok {
+		return nil, binaryError(path, int64(len(data)), typ)
+	}
+	return locate(data, []byte(old), []byte(new)).apply(ctx, path, data, old, new, all, limit)
+}
+
+// match is where old text occurs in a file's content, as [locate] found it.
+type match struct {
+	o, n []byte // the bytes that matched, and the bytes to put in their place
+	at   []int  // the offsets of the occurrences
+}
+
+// apply makes the replacement of old with new that m found in data, in memory: it refuses
+// text that is missing, ambiguous (unless all), would change the file's encoding, or would
+// make it over limit bytes.
+func (m match) apply(ctx context.Context, path string, data []byte, old, new string, all bool, limit int64) (*Edit, error) {
+	ld := asLF(data) // for line numbers
+	switch {
+	case len(m.at) == 0:
+		return nil, miss(ctx, path, data, old)
+	case len(m.at) > 1 && !all:
+		return nil, &AmbiguousError{Path: path, Count: len(m.at), Lines: lines(ld, m.at, 0)}
+	}
+	if err := lossless(path, data, m.n, false); err != nil {
+		return nil, err
+	}
+	converted := !bytes.Equal(m.n, []byte(new))
+	e := &Edit{Count: len(m.at), Old: data,
+		CRLF: converted && bytes.Contains(m.n, []byte("\r\n")), CR: converted && crStyle(data)}
+	if old == new || bytes.Equal(m.o, m.n) {
+		return e.noOp(data, ld, m.at, len(m.o)), nil
+	}
+	out, err := replaced(path, data, m.o, m.n, m.at, limit)
+	if err != nil {
+		return nil, err
+	}
+	e.done(out, m.at, len(m.n), len(m.o))
 	return e, nil
 }
 
@@ -110,36 +145,36 @@ func (e *Edit) done(out []byte, at []int, nlen, olen int) {
 // matched and the bytes to put in their place. When old's LF endings match only as CRLF
 // (or its CRLF endings only as LF), new is converted the same way; in a CRLF file, bare LFs
 // in new become CRLF. In a file whose line endings are lone CRs, old's and new's become CR.
-func locate(data, old, new []byte) (o, n []byte, at []int) {
+func locate(data, old, new []byte) match {
 	cr := crStyle(data)
-	if at = indexAll(data, old); len(at) > 0 {
+	if at := indexAll(data, old); len(at) > 0 {
 		switch {
 		case cr && bytes.Contains(new, newline):
 			new = toCR(new)
 		case hasBareLF(new) && crlfStyle(data):
 			new = toCRLF(new)
 		}
-		return old, new, at
+		return match{old, new, at}
 	}
 	if cr && bytes.Contains(old, newline) {
-		if at = indexAll(data, toCR(old)); len(at) > 0 {
-			return toCR(old), toCR(new), at
+		if at := indexAll(data, toCR(old)); len(at) > 0 {
+			return match{toCR(old), toCR(new), at}
 		}
 	}
 	if hasBareLF(old) {
 		if o := toCRLF(old); !bytes.Equal(o, old) {
-			if at = indexAll(data, o); len(at) > 0 {
-				return o, toCRLF(new), at
+			if at := indexAll(data, o); len(at) > 0 {
+				return match{o, toCRLF(new), at}
 			}
 		}
 	}
 	if bytes.Contains(old, []byte("\r\n")) {
 		o := bytes.ReplaceAll(old, []byte("\r\n"), newline)
-		if at = indexAll(data, o); len(at) > 0 {
-			return o, bytes.ReplaceAll(new, []byte("\r\n"), newline), at
+		if at := indexAll(data, o); len(at) > 0 {
+			return match{o, bytes.ReplaceAll(new, []byte("\r\n"), newline), at}
 		}
 	}
-	return old, new, nil
+	return match{old, new, nil}
 }
 
 // indexAll returns the offsets of the non-overlapping occurrences of sub in data. A match

@@ -362,7 +362,7 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 			return nil, nil, h.fileError(err, in.FilePath, sess)
 		}
 	}
-	final, report, err := h.applyEdits(ctx, sess, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
+	final, report, err := h.applyEdits(ctx, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -403,37 +403,21 @@ func checkMultiEdit(edits []EditChange) error {
 	return nil
 }
 
-// applyEdits makes edits one after another to a private copy of start, so that abs
-// changes only once all of them apply, and returns the content they make and a line
-// for each. The edits are numbered from skipped+1, of total.
-func (h *handlers) applyEdits(ctx context.Context, sess *session.Session, abs string, start []byte, edits []EditChange, skipped, total int) ([]byte, string, error) {
-	spill, err := sess.SpillDir()
-	if err != nil {
-		return nil, "", err
-	}
-	tmp, err := os.CreateTemp(spill, "multiedit-*")
-	if err != nil {
-		return nil, "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(start)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, "", err
-	}
+// applyEdits makes edits one after another to start, in memory, so that abs changes only
+// once all of them apply, and returns the content they make and a line for each. The
+// edits are numbered from skipped+1, of total.
+func (h *handlers) applyEdits(ctx context.Context, abs string, start []byte, edits []EditChange, skipped, total int) ([]byte, string, error) {
+	data := start
 	var b strings.Builder
 	for i, e := range edits {
-		r, err := files.Replace(ctx, tmp.Name(), e.OldString, e.NewString, e.ReplaceAll, files.EditOptions{MaxFileSize: h.Config.MaxFileSize})
+		r, err := files.ReplaceIn(ctx, abs, data, e.OldString, e.NewString, e.ReplaceAll, h.Config.MaxFileSize)
 		if err != nil {
-			msg := strings.ReplaceAll(h.face().fileFacts(err).Error(), tmp.Name(), abs)
-			return nil, "", withCode(codeOf(err), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", skipped+i+1, total, msg, abs))
+			return nil, "", withCode(codeOf(err), fmt.Errorf("edit %d of %d: %w; no edit was made, %s is unchanged", skipped+i+1, total, h.face().fileFacts(err), abs))
 		}
+		data = r.New
 		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", skipped+i+1, plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
 	}
-	final, err := os.ReadFile(tmp.Name())
-	return final, b.String(), err
+	return data, b.String(), nil
 }
 
 // readFirst enforces Claude Code's rule for Write and Edit: an existing file must have

@@ -37,6 +37,12 @@ func (f *face) readFacts(err error) string {
 	if e, ok := errors.AsType[*files.SizeError](err); ok {
 		return e.Error() + f.readPart(e.Whole)
 	}
+	if e, ok := errors.AsType[*files.SpecialError](err); ok {
+		if e.Waits {
+			return e.Error() + ": use " + f.bash + " with a timeout instead"
+		}
+		return e.Error() + " (use " + f.bash + " for this one)"
+	}
 	if e, ok := errors.AsType[*files.RangeError](err); ok {
 		switch e.Problem {
 		case files.StartNotALine:
