@@ -154,10 +154,7 @@ func (p *exportParser) word() (string, bool, error) {
 				return "", false, err
 			}
 		case c == '\\' && p.i+1 < len(p.s):
-			if p.s[p.i+1] != '\n' {
-				b.WriteByte(p.s[p.i+1])
-			}
-			p.i += 2
+			p.backslash(&b)
 		default:
 			b.WriteByte(c)
 			p.i++
@@ -175,16 +172,22 @@ func (p *exportParser) doubleQuoted(b *strings.Builder) error {
 			p.i++
 			return nil
 		case c == '\\' && p.i+1 < len(p.s) && strings.IndexByte("$`\"\\\n", p.s[p.i+1]) >= 0:
-			if p.s[p.i+1] != '\n' {
-				b.WriteByte(p.s[p.i+1])
-			}
-			p.i += 2
+			p.backslash(b)
 		default:
 			b.WriteByte(c)
 			p.i++
 		}
 	}
 	return p.errorf("unterminated double quote")
+}
+
+// backslash reads a backslash and the character after it, which it writes unless it is
+// a newline (a line continuation).
+func (p *exportParser) backslash(b *strings.Builder) {
+	if p.s[p.i+1] != '\n' {
+		b.WriteByte(p.s[p.i+1])
+	}
+	p.i += 2
 }
 
 // ansiC reads the body of a $'...' string, after the opening quote.
