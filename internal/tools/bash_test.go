@@ -35,12 +35,7 @@ type bashOut struct {
 
 func bash(t *testing.T, cs *mcp.ClientSession, args map[string]any) (*mcp.CallToolResult, bashOut) {
 	t.Helper()
-	res := call(t, cs, "bash", args)
-	var out bashOut
-	if !res.IsError {
-		structured(t, res, &out)
-	}
-	return res, out
+	return callFor[bashOut](t, cs, "bash", args)
 }
 
 // TestBashShapes checks how bash shows what a command did: its exit code, stdout and

@@ -79,6 +79,18 @@ func textOf(res *mcp.CallToolResult) string {
 }
 
 // structured decodes a result's structuredContent into v.
+// callFor calls a tool and decodes its structuredContent into a T, unless the result is
+// an error.
+func callFor[T any](t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, T) {
+	t.Helper()
+	res := call(t, cs, name, args)
+	var out T
+	if !res.IsError {
+		structured(t, res, &out)
+	}
+	return res, out
+}
+
 func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)
