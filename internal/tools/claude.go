@@ -16,7 +16,8 @@ import (
 
 // Claude Code's tools (--tools claude-code): the names and parameters Claude models know
 // from Claude Code, on the same implementation as Boris's own tools. Each handler maps
-// its arguments to the Boris tool's and words its errors in its own parameter names.
+// its arguments to the Boris tool's; results and errors name Claude Code's tools and
+// parameters through the server's face (see face.go).
 
 // CCBashArgs are Bash's parameters.
 type CCBashArgs struct {
