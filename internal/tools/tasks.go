@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 )
@@ -93,13 +94,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
-	snap, err := sess.Tasks.Output(ctx, in.TaskID, wait, shell.DefaultBudget, h.face().omitted)
-	if err != nil {
-		return nil, nil, taskError(err, sess, h.face())
-	}
-	out := taskResult(snap)
-	return text(formatTask(out)), out, nil
+	return h.readTask(ctx, sess, in.TaskID, min(time.Duration(in.WaitMS)*time.Millisecond, maxWait))
 }
 
 func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
@@ -110,7 +105,12 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	snap, err := sess.Tasks.Output(ctx, in.TaskID, 0, shell.DefaultBudget, h.face().omitted)
+	return h.readTask(ctx, sess, in.TaskID, 0)
+}
+
+// readTask is the result of reading task id's new output, waiting up to wait for some.
+func (h *handlers) readTask(ctx context.Context, sess *session.Session, id string, wait time.Duration) (*mcp.CallToolResult, *TaskResult, error) {
+	snap, err := sess.Tasks.Output(ctx, id, wait, shell.DefaultBudget, h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
