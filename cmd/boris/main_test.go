@@ -108,6 +108,22 @@ func httpServerEnv(t *testing.T, env []string, args ...string) (string, *exec.Cm
 	return base, cmd, stderr
 }
 
+// startPiped starts cmd with its stdout on a pipe, which it returns, and its stderr
+// collected in the buffer it returns.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.ReadCloser, *syncBuffer) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdout, stderr
+}
+
 // syncBuffer is a bytes.Buffer safe for a process's output goroutine and the test.
 type syncBuffer struct {
 	mu      sync.Mutex
@@ -190,15 +206,7 @@ func TestStdioKeepsStdoutForProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, stderr := startPiped(t, cmd)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)

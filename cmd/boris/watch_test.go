@@ -19,15 +19,7 @@ import (
 func watcher(t *testing.T, args ...string) <-chan string {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"watch"}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := startPiped(t, cmd)
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

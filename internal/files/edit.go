@@ -71,7 +71,7 @@ func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, cha
 	}
 	if opts.Seen == nil {
 		if opts.RequireSeen {
-			return nil, nil, false, errorf(ErrNotViewed, "%s has not been viewed in this session; view it first (any view of it in this session counts, even of a few lines), then retry this edit", path)
+			return nil, nil, false, &NotViewedError{Path: path}
 		}
 		return data, info, false, nil
 	}
@@ -79,10 +79,11 @@ func editable(path string, opts EditOptions) (data []byte, info fs.FileInfo, cha
 	return data, info, changed, nil
 }
 
-// staleError refuses an edit to a file that changed since it was seen.
-func staleError(path string, why string, prev, cur []byte, info fs.FileInfo) error {
-	return errorf(ErrStale, "%s changed on disk since you last viewed it, and %s, so nothing was written. View the file again, then retry. What changed: %s",
-		path, why, describeChange(prev, cur, info))
+// staleError fills e, which says what the edit found, to refuse an edit to a file that
+// changed since it was seen.
+func staleError(path string, e *StaleError, prev, cur []byte, info fs.FileInfo) error {
+	e.Path, e.Change = path, describeChange(prev, cur, info)
+	return e
 }
 
 // describeChange says briefly how cur differs from prev, or when prev was not kept, what cur
@@ -227,19 +228,18 @@ func hasBareLF(b []byte) bool {
 }
 
 // lossless refuses new text that could not be written into data without changing its
-// encoding: data that is not UTF-8 gets neither U+FFFD (which stands for bytes view could
-// not decode) nor, when data has no UTF-8 at all, any non-ASCII character.
-func lossless(path string, data, text []byte, what string) error {
+// encoding: data that is not UTF-8 gets neither U+FFFD (which stands for bytes a view could
+// not decode) nor, when data has no UTF-8 at all, any non-ASCII character. inserted says
+// the text is to be inserted rather than replace other text.
+func lossless(path string, data, text []byte, inserted bool) error {
 	if utf8.Valid(data) {
 		return nil
 	}
 	if bytes.ContainsRune(text, utf8.RuneError) {
-		return errorf(ErrLossy, "%s is not valid UTF-8 (probably Latin-1 or another 8-bit encoding), and %s contains U+FFFD (�), the character view shows for bytes it cannot decode; writing it would replace the original bytes. Leave those characters out of old_str and new_str and edit around them, or use bash for this change",
-			path, what)
+		return &LossyError{Path: path, Inserted: inserted, FFFD: true}
 	}
 	if !isASCII(text) && !hasMultibyteUTF8(data) {
-		return errorf(ErrLossy, "%s is not UTF-8 (probably Latin-1 or another 8-bit encoding), and %s has non-ASCII characters, which would be written as UTF-8 and mix two encodings in one file. Use only ASCII in %s, or convert the file with bash (iconv) first",
-			path, what, what)
+		return &LossyError{Path: path, Inserted: inserted}
 	}
 	return nil
 }

@@ -44,11 +44,11 @@ func TestReplace(t *testing.T) {
 		{name: "multi-line", content: "a\nb\nc\nd\n", old: "b\nc\n", new: "x\ny\nz\n", want: "a\nx\ny\nz\nd\n", count: 1, first: 2, last: 4},
 		{name: "delete", content: "a\nb\nc\n", old: "b\n", new: "", want: "a\nc\n", count: 1, first: 2, last: 1},
 		{name: "replace all", content: "x y x\nx\n", old: "x", new: "zz", all: true, want: "zz y zz\nzz\n", count: 3},
-		{name: "ambiguous", content: "x\ny\nx\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"2 places", "on lines 1, 3", "replace_all"}},
-		{name: "ambiguous, several on one line", content: "x\nx\nx\nx x\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"5 places", "on lines 1, 2, 3, 4;"}},
+		{name: "ambiguous", content: "x\ny\nx\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"2 times", "on lines 1, 3"}},
+		{name: "ambiguous, several on one line", content: "x\nx\nx\nx x\n", old: "x", new: "z", wantErr: ErrAmbiguous, errHas: []string{"5 times", "on lines 1, 2, 3, 4"}},
 		{name: "not found shows closest", content: "func main() {\n\tfmt.Println(\"hi\")\n}\n", old: "func main() {\n    fmt.Println(\"hi\")\n}", new: "x",
-			wantErr: ErrNoMatch, errHas: []string{"lines 1-3", `file has "\tfmt.Println(\"hi\")"`, `old_str has "    fmt.Println(\"hi\")"`}},
-		{name: "not found at all", content: "abc\n", old: "zzz", new: "x", wantErr: ErrNoMatch, errHas: []string{"No line of old_str"}},
+			wantErr: ErrNoMatch, errHas: []string{"lines 1-3", `file has "\tfmt.Println(\"hi\")"`, `text has "    fmt.Println(\"hi\")"`}},
+		{name: "not found at all", content: "abc\n", old: "zzz", new: "x", wantErr: ErrNoMatch, errHas: []string{"no line of the text appears"}},
 		{name: "line numbers in old_str", content: "abc\ndef\n", old: "     1\tabc\n     2\tdef", new: "x", wantErr: ErrNoMatch, errHas: []string{"line numbers"}},
 		{name: "empty old", content: "abc\n", old: "", new: "x", wantErr: ErrInvalid},
 		{name: "crlf file, lf old_str", content: "a\r\nb\r\nc\r\n", old: "a\nb\n", new: "x\ny\nz\n", want: "x\r\ny\r\nz\r\nc\r\n", count: 1, first: 1, last: 3},
@@ -144,13 +144,13 @@ func TestReplaceViewTracking(t *testing.T) {
 		wantErr  error
 		errHas   string
 	}{
-		{name: "never viewed", content: "a\n", opts: EditOptions{RequireSeen: true}, old: "a", new: "b", wantErr: ErrNotViewed, errHas: "any view of it in this session counts, even of a few lines"},
+		{name: "never viewed", content: "a\n", opts: EditOptions{RequireSeen: true}, old: "a", new: "b", wantErr: ErrNotViewed, errHas: "has not been read in this session"},
 		{name: "never viewed, not required", content: "a\n", old: "a", new: "b", want: "b\n"},
 		{name: "viewed", content: "a\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\n"},
 		{name: "changed, still unique", content: "a\nc\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\nc\n", changed: true},
 		{name: "changed, now missing", content: "x\ny\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\ny\n"), Previous: []byte("a\ny\n")}, old: "a", new: "b",
 			wantErr: ErrStale, errHas: "lines 1-1 now read (in place of 1 lines):\n     1\tx\n"},
-		{name: "changed, now twice", content: "a\na\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", wantErr: ErrStale, errHas: "matches 2 places"},
+		{name: "changed, now twice", content: "a\na\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", wantErr: ErrStale, errHas: "now occurs 2 times"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -480,5 +480,32 @@ func TestRewriteKeepsSetuidAndSetgid(t *testing.T) {
 	}
 	if info, _ := os.Stat(p); info.Mode()&keptBits != want || e.ModeLost != "" {
 		t.Errorf("after str_replace: mode %s (lost %q); want %s kept", Octal(info.Mode()&keptBits), e.ModeLost, Octal(want))
+	}
+}
+
+// ReplaceIn edits content in memory as Replace edits a file, and refuses what Replace
+// refuses, naming the path it was given.
+func TestReplaceIn(t *testing.T) {
+	t.Parallel()
+	data := []byte("a\r\nb\r\nb\r\n")
+	e, err := ReplaceIn(t.Context(), "/x/f.txt", data, "a\nb", "A\nB", false, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(e.New), "A\r\nB\r\nb\r\n"; got != want || e.First != 1 || e.Last != 2 || !e.CRLF {
+		t.Errorf("ReplaceIn = %q, lines %d-%d, CRLF %v; want %q, lines 1-2, CRLF", got, e.First, e.Last, e.CRLF, want)
+	}
+	if string(data) != "a\r\nb\r\nb\r\n" {
+		t.Errorf("ReplaceIn changed its input to %q", data)
+	}
+	_, err = ReplaceIn(t.Context(), "/x/f.txt", data, "b", "c", false, limit)
+	if ae, ok := errors.AsType[*AmbiguousError](err); !ok || ae.Path != "/x/f.txt" || ae.Count != 2 || fmt.Sprint(ae.Lines) != "[2 3]" {
+		t.Errorf("ReplaceIn of text that occurs twice: error = %#v, want an AmbiguousError of /x/f.txt, 2 times on lines 2, 3", err)
+	}
+	if _, err := ReplaceIn(t.Context(), "/x/f.txt", []byte("a\x00b"), "a", "c", false, limit); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("ReplaceIn of binary content: error = %v, want ErrUnsupported", err)
+	}
+	if _, err := ReplaceIn(t.Context(), "/x/f.txt", data, "b", "bbbb", true, 10); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReplaceIn over the limit: error = %v, want ErrTooLarge", err)
 	}
 }

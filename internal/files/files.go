@@ -110,7 +110,7 @@ func notRegular(path string, mode fs.FileMode) error {
 	default:
 		what = "not a regular file"
 	}
-	return errorf(ErrUnsupported, "%s is %s; the file tools read and write regular files only (use bash for this one)", path, what)
+	return &SpecialError{Path: path, What: what}
 }
 
 // Opener opens a path that was already resolved and allowed, for reading or as a directory
@@ -167,7 +167,7 @@ func readFailed(path string, err error) error {
 		return fmt.Errorf("reading %s stopped: the request ended (%w)", path, err)
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return errorf(ErrUnsupported, "%s is a special file that waits for data; the file tools read only what a file already holds: use bash with a timeout instead", path)
+		return &SpecialError{Path: path, Waits: true}
 	}
 	return fmt.Errorf("reading %s: %w", path, err)
 }
@@ -213,11 +213,7 @@ type SizeError struct {
 }
 
 func (e *SizeError) Error() string {
-	whole := ""
-	if e.Whole {
-		whole = " for a whole view"
-	}
-	return fmt.Sprintf("%s is %s bytes, over the %s-byte limit (--max-file-size)%s", e.Path, thousands(e.Size), thousands(e.Limit), whole)
+	return fmt.Sprintf("%s is %s bytes, over the %s-byte limit (--max-file-size)", e.Path, thousands(e.Size), thousands(e.Limit))
 }
 
 // Is reports that a SizeError is an [ErrTooLarge].

@@ -7,12 +7,9 @@ import "bytes"
 // of its own if it lacks one, except that appending to a file without a final newline keeps
 // it without one. Insertion needs an up-to-date view: line numbers in a file that changed
 // since it was seen may have moved.
-//
-// Like [Replace], it is longer than most functions because an edit's steps read best in
-// order.
 func Insert(path string, after int, text string, opts EditOptions) (*Edit, error) {
 	if text == "" {
-		return nil, errorf(ErrInvalid, "the text to insert is empty: put the lines to insert in new_str")
+		return nil, ErrEmptyInsert
 	}
 	defer lockPath(path)()
 	data, info, changed, err := editable(path, opts)
@@ -22,40 +19,16 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	ld := asLF(data) // for line numbers
 	total := countLines(ld)
 	if changed {
-		return nil, staleError(path, "line numbers may have moved", opts.Previous, data, info)
+		return nil, staleError(path, &StaleError{Insert: true}, opts.Previous, data, info)
 	}
 	if after < 0 || after > total {
-		return nil, errorf(ErrInvalid, "insert_line %d is outside %s, which has %s: use 0 to insert before the first line, or %d to append", after, path, nLines(total), total)
+		return nil, &LineError{Path: path, After: after, Lines: total}
 	}
-	t := []byte(text)
-	eol := newline
-	switch {
-	case crStyle(data):
-		t, eol = toCR(t), []byte("\r")
-	case crlfStyle(data):
-		t, eol = toCRLF(t), []byte("\r\n")
-	}
-	if err := lossless(path, data, t, "the inserted text"); err != nil {
+	t, eol := withEndings(data, []byte(text))
+	if err := lossless(path, data, t, true); err != nil {
 		return nil, err
 	}
-	var off int
-	var piece []byte
-	switch {
-	case after == total && total > 0 && ld[len(ld)-1] != '\n':
-		// Appending to a last line without a newline: end that line, and leave the new
-		// last line without one too.
-		off = len(data)
-		piece = append(append([]byte{}, eol...), bytes.TrimSuffix(bytes.TrimSuffix(t, newline), []byte("\r"))...)
-	default:
-		off = lineStart(ld, after)
-		if after == 0 && bytes.HasPrefix(data, utf8BOM) {
-			off = len(utf8BOM)
-		}
-		piece = t
-		if !bytes.HasSuffix(piece, eol) {
-			piece = append(append([]byte{}, piece...), eol...)
-		}
-	}
+	off, piece := insertion(data, ld, after, total, t, eol)
 	if size := int64(len(data)) + int64(len(piece)); size > opts.MaxFileSize {
 		return nil, errorf(ErrTooLarge, "the insertion would make %s %s bytes, over the %s-byte limit (--max-file-size); nothing was written",
 			path, thousands(size), thousands(opts.MaxFileSize))
@@ -76,6 +49,37 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 	e.ModeLost = lost
 	e.Snippet = snippet(out, e.First, e.Last)
 	return e, nil
+}
+
+// withEndings returns text with the line endings of data (LF, CRLF or lone CR), and that
+// line ending.
+func withEndings(data, text []byte) (_, eol []byte) {
+	switch {
+	case crStyle(data):
+		return toCR(text), []byte("\r")
+	case crlfStyle(data):
+		return toCRLF(text), []byte("\r\n")
+	}
+	return text, newline
+}
+
+// insertion returns where in data, of total lines (ld is data with LF endings), text t
+// goes to follow line after, and the bytes to put there: t ending with eol, or when
+// appending to a last line without a newline, eol then t without its own.
+func insertion(data, ld []byte, after, total int, t, eol []byte) (off int, piece []byte) {
+	if after == total && total > 0 && ld[len(ld)-1] != '\n' {
+		// Appending to a last line without a newline: end that line, and leave the new
+		// last line without one too.
+		return len(data), append(append([]byte{}, eol...), bytes.TrimSuffix(bytes.TrimSuffix(t, newline), []byte("\r"))...)
+	}
+	off = lineStart(ld, after)
+	if after == 0 && bytes.HasPrefix(data, utf8BOM) {
+		off = len(utf8BOM)
+	}
+	if !bytes.HasSuffix(t, eol) {
+		t = append(append([]byte{}, t...), eol...)
+	}
+	return off, t
 }
 
 // lineStart returns the offset where line n+1 starts: just past the nth newline.

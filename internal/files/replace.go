@@ -20,59 +20,103 @@ import (
 // old equals new does not rewrite the file.
 //
 // If the file changed since it was seen (see [EditOptions]), the edit still applies when old
-// matches exactly once, and Edit.Changed says so; otherwise it is refused with what changed.
-// When old is not found, the error shows the closest text; the search for it stops when ctx
-// ends.
-//
-// It is longer than most functions: the steps of an edit (read under the lock, check the
-// view, match, check the encoding and size, write, report) read best in order.
+// matches exactly once, and Edit.Changed says so; otherwise it is refused with a
+// [*StaleError]. When old is not found, the [*MissError] shows the closest text; the search
+// for it stops when ctx ends.
 func Replace(ctx context.Context, path, old, new string, all bool, opts EditOptions) (*Edit, error) {
 	if old == "" {
-		return nil, errorf(ErrInvalid, "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)")
+		return nil, ErrEmptyOld
 	}
 	defer lockPath(path)()
 	data, info, changed, err := editable(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	o, n, at := locate(data, []byte(old), []byte(new))
-	ld := asLF(data) // for line numbers
-	switch {
-	case changed && len(at) != 1:
-		why := "old_str now matches nowhere in it"
-		if len(at) > 1 {
-			why = fmt.Sprintf("old_str now matches %d places in it, on lines %s", len(at), lineList(ld, at))
-		}
-		return nil, staleError(path, why, opts.Previous, data, info)
-	case len(at) == 0:
-		return nil, errorf(ErrNoMatch, "%s", missMessage(ctx, path, data, old))
-	case len(at) > 1 && !all:
-		return nil, errorf(ErrAmbiguous, "old_str matches %d places in %s, on lines %s; include more surrounding lines in old_str to pick one, or set replace_all to change every one",
-			len(at), path, lineList(ld, at))
+	m := locate(data, []byte(old), []byte(new))
+	if changed && len(m.at) != 1 {
+		return nil, staleError(path, &StaleError{Count: len(m.at), Lines: lines(asLF(data), m.at, 0)}, opts.Previous, data, info)
 	}
-	if err := lossless(path, data, n, "new_str"); err != nil {
+	e, err := m.apply(ctx, path, data, old, new, all, opts.MaxFileSize)
+	if err != nil {
 		return nil, err
 	}
-
-	converted := !bytes.Equal(n, []byte(new))
-	e := &Edit{Count: len(at), Changed: changed, Old: data,
-		CRLF: converted && bytes.Contains(n, []byte("\r\n")), CR: converted && crStyle(data)}
-	if old == new || bytes.Equal(o, n) {
-		e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
-		e.Lines = lines(ld, at, 0)
-		e.First, e.Last = e.Lines[0], lineAt(ld, at[0]+max(len(o)-1, 0))
-		e.Snippet = snippet(data, e.First, e.Last)
+	e.Changed = changed
+	if e.NoOp {
 		return e, nil
 	}
-	// The size is known before anything is built: many matches of a short old_str, each
-	// replaced by a long new_str, would otherwise take gigabytes before being refused.
-	if size := int64(len(data)) + int64(len(at))*(int64(len(n))-int64(len(o))); size > opts.MaxFileSize {
-		matches := "matches"
-		if len(at) == 1 {
-			matches = "match"
-		}
-		return nil, errorf(ErrTooLarge, "the edit would make %s %s bytes (%d %s; old_str %s bytes, new_str %s bytes), over the %s-byte limit (--max-file-size); nothing was written",
-			path, thousands(size), len(at), matches, thousands(int64(len(o))), thousands(int64(len(n))), thousands(opts.MaxFileSize))
+	if err := writable(path, info); err != nil {
+		return nil, err
+	}
+	if e.ModeLost, err = writeAtomic(opts.Open, path, e.New, info, writeAll); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ReplaceIn is [Replace] on content in memory, data, with nothing read or written: Edit.New
+// is what data becomes. It serves edits made one after another, of which none is written
+// unless all apply. path names the file in errors; limit bounds the result's size.
+func ReplaceIn(ctx context.Context, path string, data []byte, old, new string, all bool, limit int64) (*Edit, error) {
+	if old == "" {
+		return nil, ErrEmptyOld
+	}
+	if typ, ok := binaryType(data); ok {
+		return nil, binaryError(path, int64(len(data)), typ)
+	}
+	return locate(data, []byte(old), []byte(new)).apply(ctx, path, data, old, new, all, limit)
+}
+
+// match is where old text occurs in a file's content, as [locate] found it.
+type match struct {
+	o, n []byte // the bytes that matched, and the bytes to put in their place
+	at   []int  // the offsets of the occurrences
+}
+
+// apply makes the replacement of old with new that m found in data, in memory: it refuses
+// text that is missing, ambiguous (unless all), would change the file's encoding, or would
+// make it over limit bytes.
+func (m match) apply(ctx context.Context, path string, data []byte, old, new string, all bool, limit int64) (*Edit, error) {
+	ld := asLF(data) // for line numbers
+	switch {
+	case len(m.at) == 0:
+		return nil, miss(ctx, path, data, old)
+	case len(m.at) > 1 && !all:
+		return nil, &AmbiguousError{Path: path, Count: len(m.at), Lines: lines(ld, m.at, 0)}
+	}
+	if err := lossless(path, data, m.n, false); err != nil {
+		return nil, err
+	}
+	converted := !bytes.Equal(m.n, []byte(new))
+	e := &Edit{Count: len(m.at), Old: data,
+		CRLF: converted && bytes.Contains(m.n, []byte("\r\n")), CR: converted && crStyle(data)}
+	if old == new || bytes.Equal(m.o, m.n) {
+		return e.noOp(data, ld, m.at, len(m.o)), nil
+	}
+	out, err := replaced(path, data, m.o, m.n, m.at, limit)
+	if err != nil {
+		return nil, err
+	}
+	e.done(out, m.at, len(m.n), len(m.o))
+	return e, nil
+}
+
+// noOp fills e for a replacement of the olen bytes at each of at by the same bytes: data
+// stays as it is, and the snippet shows the first match.
+func (e *Edit) noOp(data, ld []byte, at []int, olen int) *Edit {
+	e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
+	e.Lines = lines(ld, at, 0)
+	e.First, e.Last = e.Lines[0], lineAt(ld, at[0]+max(olen-1, 0))
+	e.Snippet = snippet(data, e.First, e.Last)
+	return e
+}
+
+// replaced returns data with o at each offset of at replaced by n, refusing a result over
+// limit bytes. The size is known before anything is built: many matches of a short old
+// text, each replaced by a long new one, would otherwise take gigabytes before being
+// refused.
+func replaced(path string, data, o, n []byte, at []int, limit int64) ([]byte, error) {
+	if size := int64(len(data)) + int64(len(at))*(int64(len(n))-int64(len(o))); size > limit {
+		return nil, &GrowthError{Path: path, Size: size, Limit: limit, Count: len(at), Old: int64(len(o)), New: int64(len(n))}
 	}
 	out := make([]byte, 0, len(data)+len(at)*(len(n)-len(o)))
 	prev := 0
@@ -80,61 +124,57 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 		out = append(append(out, data[prev:i]...), n...)
 		prev = i + len(o)
 	}
-	out = append(out, data[prev:]...)
-	if err := writable(path, info); err != nil {
-		return nil, err
-	}
-	lost, err := writeAtomic(opts.Open, path, out, info, writeAll)
-	if err != nil {
-		return nil, err
-	}
-	e.New, e.Digest, e.ModeLost = out, ContentDigest(out), lost
+	return append(out, data[prev:]...), nil
+}
+
+// done fills e for the content out, made by replacing olen bytes with nlen bytes at each
+// offset of at: the lines of the replacements and a snippet of the first.
+func (e *Edit) done(out []byte, at []int, nlen, olen int) {
+	e.New, e.Digest = out, ContentDigest(out)
 	lo := asLF(out)
-	e.Lines = lines(lo, at, len(n)-len(o))
-	start := at[0]
-	e.First = lineAt(lo, start)
+	e.Lines = lines(lo, at, nlen-olen)
+	e.First = lineAt(lo, at[0])
 	e.Last = e.First - 1
-	if len(n) > 0 {
-		e.Last = lineAt(lo, start+len(n)-1)
+	if nlen > 0 {
+		e.Last = lineAt(lo, at[0]+nlen-1)
 	}
 	e.Snippet = snippet(out, e.First, e.Last)
-	return e, nil
 }
 
 // locate finds the non-overlapping occurrences of old in data and returns the bytes that
 // matched and the bytes to put in their place. When old's LF endings match only as CRLF
 // (or its CRLF endings only as LF), new is converted the same way; in a CRLF file, bare LFs
 // in new become CRLF. In a file whose line endings are lone CRs, old's and new's become CR.
-func locate(data, old, new []byte) (o, n []byte, at []int) {
+func locate(data, old, new []byte) match {
 	cr := crStyle(data)
-	if at = indexAll(data, old); len(at) > 0 {
+	if at := indexAll(data, old); len(at) > 0 {
 		switch {
 		case cr && bytes.Contains(new, newline):
 			new = toCR(new)
 		case hasBareLF(new) && crlfStyle(data):
 			new = toCRLF(new)
 		}
-		return old, new, at
+		return match{old, new, at}
 	}
 	if cr && bytes.Contains(old, newline) {
-		if at = indexAll(data, toCR(old)); len(at) > 0 {
-			return toCR(old), toCR(new), at
+		if at := indexAll(data, toCR(old)); len(at) > 0 {
+			return match{toCR(old), toCR(new), at}
 		}
 	}
 	if hasBareLF(old) {
 		if o := toCRLF(old); !bytes.Equal(o, old) {
-			if at = indexAll(data, o); len(at) > 0 {
-				return o, toCRLF(new), at
+			if at := indexAll(data, o); len(at) > 0 {
+				return match{o, toCRLF(new), at}
 			}
 		}
 	}
 	if bytes.Contains(old, []byte("\r\n")) {
 		o := bytes.ReplaceAll(old, []byte("\r\n"), newline)
-		if at = indexAll(data, o); len(at) > 0 {
-			return o, bytes.ReplaceAll(new, []byte("\r\n"), newline), at
+		if at := indexAll(data, o); len(at) > 0 {
+			return match{o, bytes.ReplaceAll(new, []byte("\r\n"), newline), at}
 		}
 	}
-	return old, new, nil
+	return match{old, new, nil}
 }
 
 // indexAll returns the offsets of the non-overlapping occurrences of sub in data. A match
@@ -171,12 +211,6 @@ func lines(data []byte, at []int, shift int) []int {
 	return out
 }
 
-// lineList formats the lines of offsets at, each once (several matches can share a line),
-// at most 20 of them.
-func lineList(data []byte, at []int) string {
-	return JoinLines(lines(data, at, 0))
-}
-
 // JoinLines lists ascending line numbers, each once, at most 20 of them.
 func JoinLines(ns []int) string {
 	ns = slices.Compact(slices.Clone(ns))
@@ -202,50 +236,45 @@ const (
 	diffsShow    = 6
 )
 
-// missMessage explains that old is not in data and shows the closest region, with the lines
-// that differ quoted so that whitespace shows. It stops looking when ctx ends or its work
-// budget is spent, and then says so.
-//
-// The message is built in the order the model reads it, which makes this longer than most
-// functions.
-func missMessage(ctx context.Context, path string, data []byte, old string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "old_str was not found in %s.", path)
-	if !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError) {
-		b.WriteString(" The file is not valid UTF-8: view shows the bytes it cannot decode as �, and old_str cannot match them; choose old_str from the text around them.")
-	}
+// miss returns the [*MissError] of old, which is not in data: whether old looks copied
+// with line numbers or holds U+FFFD the file cannot match, and the closest region, with
+// the lines that differ quoted so that whitespace shows. It stops looking when ctx ends
+// or its work budget is spent, and then says so.
+func miss(ctx context.Context, path string, data []byte, old string) *MissError {
 	oldLines := splitLines([]byte(old))
-	numberedCount := 0
-	for _, l := range oldLines {
-		if numberedPrefix.MatchString(l) {
-			numberedCount++
-		}
-	}
-	if numberedCount > 0 && 2*numberedCount >= len(oldLines) {
-		b.WriteString(" old_str seems to include the line numbers view puts before each line (spaces, number, tab); leave them out.")
+	e := &MissError{
+		Path:     path,
+		FFFD:     !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError),
+		Numbered: looksNumbered(oldLines),
 	}
 	fileLines := splitLines(data)
 	start, score, cut := closest(ctx, fileLines, oldLines, closestSteps)
+	e.Cut = cut
 	if score == 0 {
-		if cut {
-			b.WriteString(" The search for the closest text was cut short (old_str is large); view the file to see its current text, and use a shorter old_str.")
-			return b.String()
-		}
-		b.WriteString(" No line of old_str appears in the file, even ignoring whitespace; view the file to see its current text.")
-		return b.String()
+		return e
 	}
 	end := min(start+len(oldLines), len(fileLines))
-	fmt.Fprintf(&b, "\nThe closest text is at lines %d-%d", start+1, end)
-	if cut {
-		b.WriteString(" (the search for it was cut short because old_str is large, so closer text may exist; a shorter old_str is easier to match)")
-	}
 	shown := min(end, start+closestShow)
-	fmt.Fprintf(&b, ":\n%s", numbered(data, start+1, shown))
-	if shown < end {
-		fmt.Fprintf(&b, "… (%d more lines not shown)\n", end-shown)
+	e.Closest = &Closest{First: start + 1, Last: end, Text: numbered(data, start+1, shown), Hidden: end - shown}
+	e.Closest.Diffs, e.Closest.MoreDiffs = lineDiffs(fileLines, oldLines, start)
+	return e
+}
+
+// looksNumbered reports whether most lines start as numbered lines do: spaces, a number, a
+// tab.
+func looksNumbered(lines []string) bool {
+	n := 0
+	for _, l := range lines {
+		if numberedPrefix.MatchString(l) {
+			n++
+		}
 	}
-	var diffs []string
-	more := 0
+	return n > 0 && 2*n >= len(lines)
+}
+
+// lineDiffs compares oldLines with fileLines from start on and returns the first
+// diffsShow lines that differ, quoted, and how many more do.
+func lineDiffs(fileLines, oldLines []string, start int) (diffs []LineDiff, more int) {
 	for j, ol := range oldLines {
 		i := start + j
 		fl := ""
@@ -255,24 +284,12 @@ func missMessage(ctx context.Context, path string, data []byte, old string) stri
 		switch {
 		case fl == ol:
 		case len(diffs) < diffsShow:
-			diffs = append(diffs, fmt.Sprintf("  line %d: file has %s\n           old_str has %s", i+1, quote(fl), quote(ol)))
+			diffs = append(diffs, LineDiff{Line: i + 1, File: quote(fl), Old: quote(ol)})
 		default:
 			more++
 		}
 	}
-	if len(diffs) > 0 {
-		b.WriteString("Lines that differ (quoted, so whitespace shows):\n")
-		for _, d := range diffs {
-			b.WriteString(d + "\n")
-		}
-		if more > 0 {
-			fmt.Fprintf(&b, "  … and %d more\n", more)
-		}
-	} else {
-		b.WriteString("Its lines match old_str except for line endings or the end of the file; check whether old_str ends with a newline the file lacks.\n")
-	}
-	b.WriteString("Copy old_str exactly from the file, whitespace included, then retry.")
-	return b.String()
+	return diffs, more
 }
 
 // quote shows s with tabs, trailing spaces and other invisible characters escaped, cut to

@@ -51,9 +51,6 @@ type FileView struct {
 // files, FIFOs, devices and sockets without blocking, and a view without a range of a file
 // over opts.MaxFileSize. Large files are read in blocks and only up to the range's end; the
 // reading stops when ctx ends.
-//
-// It is a little longer than most functions: it reads as the steps of a view, in order,
-// the parts of each step in functions of their own.
 func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error) {
 	first, last, err := lineRange(opts.Start, opts.End)
 	if err != nil {
@@ -93,23 +90,32 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 		}
 	}
 
+	if err := v.show(&lr, path, first, last, opts, bom); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// show reads lines first to last from lr into v, and the file's line count when the
+// reading reached its end; a range that starts past that end is refused.
+func (v *FileView) show(lr *lineReader, path string, first, last int, opts ViewOptions, bom bool) error {
 	v.First = first
-	line, eof := v.readLines(&lr, first, last, opts.MaxFileSize, bom)
+	line, eof := v.readLines(lr, first, last, opts.MaxFileSize, bom)
 	if lr.err != nil {
-		return nil, readFailed(path, lr.err)
+		return readFailed(path, lr.err)
 	}
 	v.Last = line
 	if !eof && !lr.more() {
 		eof = true
 	}
 	if lr.err != nil {
-		return nil, readFailed(path, lr.err)
+		return readFailed(path, lr.err)
 	}
 	v.More = !eof
 	if eof {
 		v.Lines = line
 		if first > line && !(first == 1 && line == 0) {
-			return nil, errorf(ErrInvalid, "view_range start %d is past the end of %s, which has %s", first, path, nLines(line))
+			return &RangeError{Problem: StartPastEnd, Start: first, End: opts.End, Path: path, Lines: line}
 		}
 		if opts.Start != 0 && opts.End != -1 && opts.End > line {
 			v.AskedEnd = opts.End
@@ -118,7 +124,7 @@ func View(ctx context.Context, path string, opts ViewOptions) (*FileView, error)
 	if v.Last < v.First {
 		v.Last = v.First - 1
 	}
-	return v, nil
+	return nil
 }
 
 // lines returns a reader of f's lines, with its first block read: over v.Content when
@@ -160,11 +166,11 @@ func lineRange(start, end int) (first, last int, err error) {
 	case start == 0:
 		return 1, DefaultLines, nil
 	case start < 1:
-		return 0, 0, errorf(ErrInvalid, "view_range start %d is not a line number: lines are numbered from 1", start)
+		return 0, 0, &RangeError{Problem: StartNotALine, Start: start, End: end}
 	case end == -1:
 		return start, math.MaxInt, nil
 	case end < start:
-		return 0, 0, errorf(ErrInvalid, "view_range [%d, %d] ends before it starts: give [start, end] with end >= start, or end -1 for the rest of the file", start, end)
+		return 0, 0, &RangeError{Problem: EndBeforeStart, Start: start, End: end}
 	}
 	return start, end, nil
 }

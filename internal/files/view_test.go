@@ -117,7 +117,7 @@ func TestView(t *testing.T) {
 		{name: "big middle", content: bigText, opts: ViewOptions{Start: 20000, End: 20005}, want: FileView{First: 20000, Last: 20005, Lines: -1, More: true}, text: numberedText(bigLines, 20000, 20005)},
 		{name: "big tail", content: bigText, opts: ViewOptions{Start: 39999, End: 50000}, want: FileView{First: 39999, Last: 40000, Lines: 40000, AskedEnd: 50000}, text: numberedText(bigLines, 39999, 40000)},
 		{name: "big past end", content: bigText, opts: ViewOptions{Start: 40001, End: 40002}, wantErr: ErrInvalid, errHas: "which has 40000 lines"},
-		{name: "too large without range", content: bigText, opts: ViewOptions{MaxFileSize: 1000}, wantErr: ErrTooLarge, errHas: "for a whole view"},
+		{name: "too large without range", content: bigText, opts: ViewOptions{MaxFileSize: 1000}, wantErr: ErrTooLarge, errHas: "over the 1,000-byte limit"},
 		{name: "too large with range", content: bigText, opts: ViewOptions{Start: 3, End: 3, MaxFileSize: 1000}, want: FileView{First: 3, Last: 3, Lines: -1, More: true}, text: numberedText(bigLines, 3, 3)},
 	}
 	for _, tt := range tests {

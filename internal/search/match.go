@@ -120,45 +120,56 @@ func containsNewline(re *syntax.Regexp) bool {
 // noNewline rewrites re so that nothing in it matches '\n': character classes lose it and
 // '.' with (?s) becomes plain '.'.
 func noNewline(re *syntax.Regexp) *syntax.Regexp {
-	switch re.Op {
-	case syntax.OpAnyChar:
-		re.Op = syntax.OpAnyCharNotNL
-	case syntax.OpCharClass:
-		var out []rune
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			lo, hi := re.Rune[i], re.Rune[i+1]
-			if lo <= '\n' && '\n' <= hi {
-				if lo < '\n' {
-					out = append(out, lo, '\n'-1)
-				}
-				if hi > '\n' {
-					out = append(out, '\n'+1, hi)
-				}
-				continue
+	return rewrite(re, func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpAnyChar:
+			re.Op = syntax.OpAnyCharNotNL
+		case syntax.OpCharClass:
+			re.Rune = withoutNewline(re.Rune)
+			if len(re.Rune) == 0 {
+				re.Op = syntax.OpNoMatch
 			}
-			out = append(out, lo, hi)
 		}
-		re.Rune = out
-		if len(out) == 0 {
-			re.Op = syntax.OpNoMatch
+	})
+}
+
+// withoutNewline returns the ranges of a character class (lo, hi pairs) with '\n' taken
+// out.
+func withoutNewline(ranges []rune) []rune {
+	var out []rune
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if lo <= '\n' && '\n' <= hi {
+			if lo < '\n' {
+				out = append(out, lo, '\n'-1)
+			}
+			if hi > '\n' {
+				out = append(out, '\n'+1, hi)
+			}
+			continue
 		}
+		out = append(out, lo, hi)
 	}
-	for i, s := range re.Sub {
-		re.Sub[i] = noNewline(s)
-	}
-	return re
+	return out
 }
 
 // lineAnchors turns text anchors into line anchors.
 func lineAnchors(re *syntax.Regexp) *syntax.Regexp {
-	switch re.Op {
-	case syntax.OpBeginText:
-		re.Op = syntax.OpBeginLine
-	case syntax.OpEndText:
-		re.Op = syntax.OpEndLine
-	}
-	for i, s := range re.Sub {
-		re.Sub[i] = lineAnchors(s)
+	return rewrite(re, func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpBeginText:
+			re.Op = syntax.OpBeginLine
+		case syntax.OpEndText:
+			re.Op = syntax.OpEndLine
+		}
+	})
+}
+
+// rewrite applies f to re and to every expression inside it, in place, and returns re.
+func rewrite(re *syntax.Regexp, f func(*syntax.Regexp)) *syntax.Regexp {
+	f(re)
+	for _, s := range re.Sub {
+		rewrite(s, f)
 	}
 	return re
 }

@@ -287,8 +287,8 @@ func (w *walker) push(batch []job) {
 const specialTypes = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice | fs.ModeIrregular
 
 // readDir lists one directory, queueing its subdirectories and handing its files to the
-// workers. It runs once per directory on the hot path and is kept in one piece, longer
-// than most, so that the directory handle's reference count is visible in one place.
+// workers. The directory handle's reference count stays visible here: each job queued
+// with the handle as its parent holds a reference, released when that job is done.
 func (w *walker) readDir(id int, j *job) {
 	fd, err := openJob(w.scope, j, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
@@ -303,63 +303,13 @@ func (w *walker) readDir(id int, j *job) {
 		w.unreadable.Add(1)
 		return
 	}
-	ign := j.ign
-	if !w.filter.NoIgnore {
-		var extra *ignoreSet
-		if j.path == w.repoTop {
-			extra = w.exclude0
-		}
-		ign = loadIgnore(ign, j.path, func(name string) ([]byte, bool) {
-			for _, e := range entries {
-				if e.Name() == name && e.Type().IsRegular() {
-					return readSmallAt(d.fd, name, maxIgnoreFile)
-				}
-			}
-			return nil, false
-		}, extra)
-	}
+	ign := w.dirIgnore(j, d, entries)
 	var batch []job
 	for _, e := range entries {
-		name := e.Name()
-		abs := joinPath(j.path, name)
-		if w.scope.Hidden(abs) {
-			continue // a denied name is not even counted
-		}
-		if name == ".git" {
-			if !w.filter.Hidden {
-				w.hidden.Add(1)
-			}
-			continue
-		}
-		if name[0] == '.' && !w.filter.Hidden {
-			w.hidden.Add(1)
-			continue
-		}
-		t := e.Type()
-		nj := job{path: abs, entry: e, dir: t.IsDir(), parent: d}
+		nj, ok := w.entryJob(d, j.path, e, ign)
 		switch {
-		case t&fs.ModeSymlink != 0:
-			real, isDir, ok := w.followLink(abs)
-			if !ok {
-				continue
-			}
-			nj.open, nj.dir = real, isDir
-		case t&specialTypes != 0:
-			w.special.Add(1)
-			continue
-		}
-		if ign != nil && ign.ignored(abs, nj.dir) {
-			w.ignored.Add(1)
-			continue
-		}
-		if nj.dir && w.skipDeps && name == depsDir {
-			w.deps.Add(1)
-			continue
-		}
-		if !w.wanted(abs, nj.dir) {
-			continue
-		}
-		if nj.dir {
+		case !ok:
+		case nj.dir:
 			if w.dirs {
 				w.visit(id, &nj)
 			}
@@ -370,20 +320,77 @@ func (w *walker) readDir(id int, j *job) {
 			nj.ign = ign
 			nj.parent = d.hold()
 			batch = append(batch, nj)
-			continue
-		}
-		if w.inline {
+		case w.inline:
 			w.visit(id, &nj)
-			continue
-		}
-		if nj.open == "" {
-			nj.parent = d.hold()
-		} else {
+		default:
 			nj.parent = nil
+			if nj.open == "" {
+				nj.parent = d.hold() // read through the directory's handle
+			}
+			batch = append(batch, nj)
 		}
-		batch = append(batch, nj)
 	}
 	w.push(batch)
+}
+
+// dirIgnore returns the ignore rules that apply in the directory of j: its parent's, with
+// the directory's own ignore files (read through d) added.
+func (w *walker) dirIgnore(j *job, d *dirHandle, entries []fs.DirEntry) *ignoreChain {
+	if w.filter.NoIgnore {
+		return j.ign
+	}
+	var extra *ignoreSet
+	if j.path == w.repoTop {
+		extra = w.exclude0
+	}
+	return loadIgnore(j.ign, j.path, func(name string) ([]byte, bool) {
+		for _, e := range entries {
+			if e.Name() == name && e.Type().IsRegular() {
+				return readSmallAt(d.fd, name, maxIgnoreFile)
+			}
+		}
+		return nil, false
+	}, extra)
+}
+
+// entryJob returns the job for entry e of the directory dir, whose handle d is its parent
+// (not yet held), or false when the search
+// skips it: a denied, hidden, special, ignored or unwanted entry, a dependency directory
+// or a link that leads nowhere it may go. What it skips it counts, except denied names.
+func (w *walker) entryJob(d *dirHandle, dir string, e fs.DirEntry, ign *ignoreChain) (job, bool) {
+	name := e.Name()
+	abs := joinPath(dir, name)
+	if w.scope.Hidden(abs) {
+		return job{}, false // a denied name is not even counted
+	}
+	if name[0] == '.' && !w.filter.Hidden || name == ".git" {
+		if !w.filter.Hidden {
+			w.hidden.Add(1)
+		}
+		return job{}, false
+	}
+	t := e.Type()
+	nj := job{path: abs, entry: e, dir: t.IsDir(), parent: d}
+	switch {
+	case t&fs.ModeSymlink != 0:
+		real, isDir, ok := w.followLink(abs)
+		if !ok {
+			return job{}, false
+		}
+		nj.open, nj.dir = real, isDir
+	case t&specialTypes != 0:
+		w.special.Add(1)
+		return job{}, false
+	}
+	if ign != nil && ign.ignored(abs, nj.dir) {
+		w.ignored.Add(1)
+		return job{}, false
+	}
+	if nj.dir && w.skipDeps && name == depsDir {
+		w.deps.Add(1)
+		return job{}, false
+	}
+	return nj, w.wanted(abs, nj.dir)
 }
 
 // followLink resolves the symlink at abs. It reports ok only for links whose target is in

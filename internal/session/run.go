@@ -36,6 +36,8 @@ type Command struct {
 	Timeout time.Duration
 	// OnOutput, if set, sees the output as it arrives.
 	OnOutput shell.OutputFunc
+	// Hint says how to read output the result leaves out.
+	Hint shell.Hint
 }
 
 // Moved says that a command did not start in the session's working directory, and why.
@@ -100,7 +102,7 @@ func (s *Session) Run(ctx context.Context, c Command) (*Ran, error) {
 		p.Release()
 	}
 	r := &Ran{Result: res, Moved: moved, Confined: sc.Launch != nil, Cwd: s.Cwd(),
-		Stdout: p.Stdout.Text(shell.DefaultBudget), Stderr: p.Stderr.Text(shell.DefaultBudget)}
+		Stdout: p.Stdout.Text(shell.DefaultBudget, c.Hint), Stderr: p.Stderr.Text(shell.DefaultBudget, c.Hint)}
 	if r.Stdout.SpillPath != "" || r.Stderr.SpillPath != "" {
 		total := c.MaxSpillTotal
 		if total <= 0 {

@@ -385,78 +385,112 @@ func scan() {
 	registry.spawn.Lock() // no shell is between fork and registration meanwhile
 	defer registry.spawn.Unlock()
 	procs := readAll()
-	byPID := make(map[int]procStat, len(procs))
+	c := census{byPID: make(map[int]procStat, len(procs)), owners: make(map[int][]*family), shells: make(map[int]bool)}
 	for _, p := range procs {
-		byPID[p.pid] = p
+		c.byPID[p.pid] = p
 	}
 	registry.mu.Lock()
-	owners := make(map[int][]*family)
-	shells := make(map[int]bool)
-	var open []*family
-	for f := range registry.families {
-		shells[f.shell] = true
-		if f.cg != "" {
-			continue
-		}
-		for pid, start := range f.known {
-			p, ok := byPID[pid]
-			if !ok || start != 0 && p.start != start {
-				delete(f.known, pid) // gone, or its pid reused
-				continue
-			}
-			f.known[pid] = p.start
-			owners[pid] = append(owners[pid], f)
-		}
-		open = append(open, f)
-	}
-	var orphans []procStat
+	c.recount()
 	for _, p := range procs { // oldest first: a parent comes before its children
-		if owners[p.pid] != nil {
+		if c.owners[p.pid] != nil {
 			continue
 		}
-		var fams []*family
-		switch parent, ok := byPID[p.ppid]; {
-		case ok && owners[p.ppid] != nil && parent.start <= p.start:
-			fams = owners[p.ppid]
-		case p.ppid == self && p.sid != mySession && !shells[p.pid]:
-			// An orphan: its session or group, if they are a member's, say whose it is
-			// (a pid stays reserved while it names a live session or group); else the
-			// time it started.
-			if fams = owners[p.sid]; fams == nil {
-				fams = owners[p.pgid]
-			}
-			if fams != nil {
-				break
-			}
-			for _, f := range open {
-				if f.start <= p.start+1 && (f.end == 0 || p.start <= f.end+1) {
-					fams = append(fams, f)
-				}
-			}
-		}
+		fams := c.claimants(p)
 		if len(fams) == 0 {
 			continue
 		}
-		owners[p.pid] = fams
+		c.owners[p.pid] = fams
 		for _, f := range fams {
 			f.known[p.pid] = p.start
 		}
 	}
-	for _, f := range open {
-		for pid := range f.known {
-			if p := byPID[pid]; p.zombie {
-				delete(f.known, pid)
-				if p.ppid == self && p.sid != mySession && !shells[pid] {
-					orphans = append(orphans, p)
-				}
-			}
-		}
-	}
+	orphans := c.zombies()
 	registry.mu.Unlock()
 	for _, p := range orphans {
 		var ws syscall.WaitStatus
 		_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
 	}
+}
+
+// census is what one [scan] knows: every process, which families each belongs to, the
+// families' shells, and the families tracked without a cgroup. It is used with
+// registry.mu held.
+type census struct {
+	byPID  map[int]procStat
+	owners map[int][]*family
+	shells map[int]bool
+	open   []*family
+}
+
+// recount keeps, of each family's known processes, those still running (with the same
+// start time, so not a reused pid), and records whose they are.
+func (c *census) recount() {
+	for f := range registry.families {
+		c.shells[f.shell] = true
+		if f.cg != "" {
+			continue
+		}
+		for pid, start := range f.known {
+			p, ok := c.byPID[pid]
+			if !ok || start != 0 && p.start != start {
+				delete(f.known, pid) // gone, or its pid reused
+				continue
+			}
+			f.known[pid] = p.start
+			c.owners[pid] = append(c.owners[pid], f)
+		}
+		c.open = append(c.open, f)
+	}
+}
+
+// claimants returns the families that process p, not yet known to any, belongs to: its
+// parent's, when the parent is older; for an orphan reparented to Boris, the family whose
+// session or group it is in, or else the families running when it started.
+func (c *census) claimants(p procStat) []*family {
+	switch parent, ok := c.byPID[p.ppid]; {
+	case ok && c.owners[p.ppid] != nil && parent.start <= p.start:
+		return c.owners[p.ppid]
+	case !c.orphan(p):
+		return nil
+	}
+	// A pid stays reserved while it names a live session or group, so a member's
+	// session or group id says whose the orphan is.
+	if fams := c.owners[p.sid]; fams != nil {
+		return fams
+	}
+	if fams := c.owners[p.pgid]; fams != nil {
+		return fams
+	}
+	var fams []*family
+	for _, f := range c.open {
+		if f.start <= p.start+1 && (f.end == 0 || p.start <= f.end+1) {
+			fams = append(fams, f)
+		}
+	}
+	return fams
+}
+
+// orphan reports whether p was reparented to Boris: a child in a session other than
+// Boris's own that is not a family's shell.
+func (c *census) orphan(p procStat) bool {
+	return p.ppid == self && p.sid != mySession && !c.shells[p.pid]
+}
+
+// zombies forgets the families' members that have exited and returns those that are
+// orphans, for the caller to reap once it no longer holds registry.mu.
+func (c *census) zombies() []procStat {
+	var orphans []procStat
+	for _, f := range c.open {
+		for pid := range f.known {
+			if p := c.byPID[pid]; p.zombie {
+				delete(f.known, pid)
+				if c.orphan(p) {
+					orphans = append(orphans, p)
+				}
+			}
+		}
+	}
+	return orphans
 }
 
 // readAll reads every process's stat, oldest first.

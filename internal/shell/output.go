@@ -255,22 +255,23 @@ type Excerpt struct {
 }
 
 // Text returns the whole stream within budget characters: all of it if it fits, else its
-// head and tail around a marker that says how much was left out and how to read it.
-func (o *Output) Text(budget int) Excerpt {
+// head and tail around a marker that says how much was left out and, in hint's words, how
+// to read it.
+func (o *Output) Text(budget int, hint Hint) Excerpt {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.excerpt(Mark{}, o.end(true), budget)
+	return o.excerpt(Mark{}, o.end(true), budget, hint)
 }
 
 // Since returns what was written after from, within budget characters, like [Output.Text].
 // If final is false, an incomplete character at the end is left for the next read.
-func (o *Output) Since(from Mark, budget int, final bool) Excerpt {
+func (o *Output) Since(from Mark, budget int, final bool, hint Hint) Excerpt {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.excerpt(from, o.end(final), budget)
+	return o.excerpt(from, o.end(final), budget, hint)
 }
 
-func (o *Output) excerpt(from, to Mark, budget int) Excerpt {
+func (o *Output) excerpt(from, to Mark, budget int, hint Hint) Excerpt {
 	ex := Excerpt{From: from, To: to}
 	n := to.Bytes - from.Bytes
 	if n <= 0 {
@@ -294,7 +295,7 @@ func (o *Output) excerpt(from, to Mark, budget int) Excerpt {
 	head, _ := o.readAt(from.Bytes, int(span))
 	tail, _ := o.readAt(to.Bytes-span, int(span))
 	ex.Text, ex.Omitted = clip(head, tail, to.Chars-from.Chars, budget, func(c cut) string {
-		return o.marker(from, to, c, ex.SpillPath)
+		return o.marker(from, to, c, ex.SpillPath, hint)
 	})
 	return ex
 }
@@ -334,7 +335,7 @@ func (o *Output) readAt(off int64, n int) ([]byte, bool) {
 }
 
 // marker is the line between head and tail: how much was left out and how to read it.
-func (o *Output) marker(from, to Mark, c cut, path string) string {
+func (o *Output) marker(from, to Mark, c cut, path string, hint Hint) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[... %d characters omitted", c.omitted)
 	switch {
@@ -349,22 +350,52 @@ func (o *Output) marker(from, to Mark, c cut, path string) string {
 		fmt.Fprintf(&b, "; the output went past the %d-byte limit on saved output, so %s keeps only its first %d bytes and, once it ends, its last %d ...]\n", o.maxFile, path, o.fileLimit(), keepBytes)
 		return b.String()
 	}
+	om := Omitted{Path: path,
+		Start: from.Bytes + int64(c.headBytes) + 1,
+		Count: to.Bytes - from.Bytes - int64(c.headBytes) - int64(c.tailBytes)}
 	// Whole lines were left out when both cuts fell on line ends, which clip arranges
-	// whenever it can; name them so view or sed can fetch exactly them.
+	// whenever it can; name them so that they can be fetched exactly.
 	first := from.Lines + int64(c.headNewlines) + 1
 	last := to.Lines - int64(c.tailNewlines)
 	if c.headNewlines >= 0 && c.tailNewlines >= 0 && first <= last {
-		fmt.Fprintf(&b, " (lines %d-%d of %s). Read them with view (path %s, view_range [%d, %d]) or bash: sed -n '%d,%dp' %s", first, last, path, path, first, last, first, last, shellQuote(path))
+		om.FirstLine, om.LastLine = first, last
+		fmt.Fprintf(&b, " (lines %d-%d of %s)", first, last, path)
 	} else {
-		start := from.Bytes + int64(c.headBytes) + 1
-		count := to.Bytes - from.Bytes - int64(c.headBytes) - int64(c.tailBytes)
-		fmt.Fprintf(&b, " (inside a long line) of %s. Read them with bash: tail -c +%d %s | head -c %d", path, start, shellQuote(path), count)
+		fmt.Fprintf(&b, " (inside a long line) of %s", path)
 	}
-	b.WriteString(" ...]\n")
+	if hint == nil {
+		hint = Omitted.Command
+	}
+	b.WriteString(". Read them with " + hint(om) + " ...]\n")
 	return b.String()
 }
 
-func shellQuote(s string) string {
+// Omitted is the stretch of a stream that an excerpt left out, in the file that saved it.
+type Omitted struct {
+	Path string // the file holding the whole stream
+	// FirstLine and LastLine are the whole lines left out, numbered from 1 in Path; both
+	// are 0 when a cut fell inside a line.
+	FirstLine, LastLine int64
+	// Start and Count are the bytes left out, Start numbered from 1 in Path.
+	Start, Count int64
+}
+
+// Command returns the shell command that prints what o left out: sed for whole lines,
+// tail and head for bytes.
+func (o Omitted) Command() string {
+	if o.FirstLine > 0 {
+		return fmt.Sprintf("sed -n '%d,%dp' %s", o.FirstLine, o.LastLine, Quote(o.Path))
+	}
+	return fmt.Sprintf("tail -c +%d %s | head -c %d", o.Start, Quote(o.Path), o.Count)
+}
+
+// Hint says how to read what an excerpt left out, in the names of the tools that read it:
+// the text follows "Read them with " in the excerpt's marker. A nil Hint names only the
+// shell command ([Omitted.Command]).
+type Hint func(Omitted) string
+
+// Quote quotes s for the shell, unless it is a word that needs no quotes.
+func Quote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
 		return s
 	}

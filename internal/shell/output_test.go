@@ -108,7 +108,7 @@ func TestOutputSpillAndSince(t *testing.T) {
 		all.WriteString(line)
 		_, _ = o.Write([]byte(line))
 	}
-	first := o.Since(Mark{}, 2000, false)
+	first := o.Since(Mark{}, 2000, false, nil)
 	if !first.Truncated || first.SpillPath != path {
 		t.Fatalf("Since = %+v", first)
 	}
@@ -117,7 +117,7 @@ func TestOutputSpillAndSince(t *testing.T) {
 	}
 	_, _ = o.Write([]byte("after\n"))
 	all.WriteString("after\n")
-	next := o.Since(first.To, 2000, true)
+	next := o.Since(first.To, 2000, true, nil)
 	if next.Text != "after\n" || next.Truncated {
 		t.Errorf("second read = %q", next.Text)
 	}
@@ -127,7 +127,7 @@ func TestOutputSpillAndSince(t *testing.T) {
 		t.Errorf("spill file holds %d bytes, want the %d written (err %v)", len(saved), all.Len(), err)
 	}
 	// The whole-stream view after Close still reads the middle from the file.
-	full := o.Text(3000)
+	full := o.Text(3000, nil)
 	if !strings.HasPrefix(full.Text, "1 ü\n") || !strings.HasSuffix(full.Text, "after\n") {
 		t.Errorf("Text after Close lost head or tail")
 	}
@@ -140,7 +140,7 @@ func TestOutputSmallButLongSpills(t *testing.T) {
 	data := strings.Repeat("x\n", 20000) // 40 kB: held in memory, but over a 30 000 budget
 	_, _ = o.Write([]byte(data))
 	o.Close()
-	ex := o.Text(DefaultBudget)
+	ex := o.Text(DefaultBudget, nil)
 	if !ex.Truncated || ex.SpillPath != path {
 		t.Fatalf("Text = truncated %v, spill %q", ex.Truncated, ex.SpillPath)
 	}
@@ -362,7 +362,7 @@ func TestOutputSpillCapped(t *testing.T) {
 		all.WriteString(line)
 		_, _ = o.Write([]byte(line))
 	}
-	ex := o.Text(1000)
+	ex := o.Text(1000, nil)
 	if !strings.Contains(ex.Text, "limit on saved output") || !strings.HasSuffix(ex.Text, "line 199999\n") {
 		t.Errorf("excerpt does not say the saved output was cut: %q", ex.Text)
 	}

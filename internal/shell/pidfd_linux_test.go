@@ -20,8 +20,8 @@ func TestWithoutPidfds(t *testing.T) {
 	if p.pidfd >= 0 {
 		t.Fatal("a pidfd was used")
 	}
-	if res.ExitCode != 3 || p.Stdout.Text(DefaultBudget).Text != "out\n" || p.Stderr.Text(DefaultBudget).Text != "err\n" {
-		t.Errorf("exit %d, stdout %q, stderr %q; want 3, out, err", res.ExitCode, p.Stdout.Text(DefaultBudget).Text, p.Stderr.Text(DefaultBudget).Text)
+	if res.ExitCode != 3 || p.Stdout.Text(DefaultBudget, nil).Text != "out\n" || p.Stderr.Text(DefaultBudget, nil).Text != "err\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 3, out, err", res.ExitCode, p.Stdout.Text(DefaultBudget, nil).Text, p.Stderr.Text(DefaultBudget, nil).Text)
 	}
 
 	c = command(t, "/bin/bash", "sleep 60")

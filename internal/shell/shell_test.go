@@ -87,7 +87,7 @@ func TestExitStatus(t *testing.T) {
 			t.Run(filepath.Base(sh)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
 				p, res := run(t, command(t, sh, tt.script))
-				out, errOut := p.Stdout.Text(DefaultBudget).Text, p.Stderr.Text(DefaultBudget).Text
+				out, errOut := p.Stdout.Text(DefaultBudget, nil).Text, p.Stderr.Text(DefaultBudget, nil).Text
 				if res.ExitCode != tt.code {
 					t.Errorf("exit code = %d, want %d (stderr %q)", res.ExitCode, tt.code, errOut)
 				}
@@ -173,7 +173,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 			if res.Stopped == nil || res.Stopped.Error() != "timed out" {
 				t.Errorf("Stopped = %v, want timed out", res.Stopped)
 			}
-			out := p.Stdout.Text(DefaultBudget).Text
+			out := p.Stdout.Text(DefaultBudget, nil).Text
 			pgid, _ := strconv.Atoi(strings.TrimSpace(out))
 			if pgid != p.PGID() {
 				t.Fatalf("printed pid %q, want %d", out, p.PGID())
@@ -196,7 +196,7 @@ func TestGrandchildHoldingPipe(t *testing.T) {
 	if res.ExitCode != 0 || !res.Lingering {
 		t.Errorf("ExitCode, Lingering = %d, %v; want 0, true", res.ExitCode, res.Lingering)
 	}
-	if got := p.Stdout.Text(DefaultBudget).Text; got != "start\n" {
+	if got := p.Stdout.Text(DefaultBudget, nil).Text; got != "start\n" {
 		t.Errorf("stdout = %q", got)
 	}
 	p.Close()
@@ -217,7 +217,7 @@ func TestTimeoutReachesSetsid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	pid, err := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text))
+	pid, err := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget, nil).Text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ until read -r _ comm _ _ _ sid _ </proc/$pid/stat && [ "$comm $sid" = "(sleep) $
 echo $pid`)
 	c.Mark = prefix + "7"
 	p, res := run(t, c)
-	pid, _ := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text))
+	pid, _ := strconv.Atoi(strings.TrimSpace(p.Stdout.Text(DefaultBudget, nil).Text))
 	if !running(pid) {
 		t.Fatalf("the escaped process is not running (lingering %v)", res.Lingering)
 	}
@@ -297,8 +297,8 @@ func TestLongScript(t *testing.T) {
 						t.Errorf("cwd %q, env %q: the state change was lost", res.Cwd, res.Env)
 					}
 				}
-				if got := strings.TrimSpace(p.Stdout.Text(DefaultBudget).Text); res.ExitCode != wantCode || got != "200000" {
-					t.Errorf("exit %d, stdout %q (stderr %q); want %d, 200000", res.ExitCode, got, p.Stderr.Text(DefaultBudget).Text, wantCode)
+				if got := strings.TrimSpace(p.Stdout.Text(DefaultBudget, nil).Text); res.ExitCode != wantCode || got != "200000" {
+					t.Errorf("exit %d, stdout %q (stderr %q); want %d, 200000", res.ExitCode, got, p.Stderr.Text(DefaultBudget, nil).Text, wantCode)
 				}
 				if left, _ := filepath.Glob(filepath.Join(c.StateDir, "*.sh")); len(left) > 0 {
 					t.Errorf("script files left behind: %v", left)
@@ -314,7 +314,7 @@ func TestOwnSessionNoTerminal(t *testing.T) {
 	t.Parallel()
 	c := command(t, "/bin/bash", `read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat; echo "$$ $pgrp $sid $tty"`)
 	p, _ := run(t, c)
-	f := strings.Fields(p.Stdout.Text(DefaultBudget).Text)
+	f := strings.Fields(p.Stdout.Text(DefaultBudget, nil).Text)
 	if len(f) != 4 || f[0] != f[1] || f[0] != f[2] || f[3] != "0" {
 		t.Errorf("pid pgrp sid tty = %q, want the shell leading its group and session, with tty 0", f)
 	}

@@ -154,10 +154,7 @@ func (p *exportParser) word() (string, bool, error) {
 				return "", false, err
 			}
 		case c == '\\' && p.i+1 < len(p.s):
-			if p.s[p.i+1] != '\n' {
-				b.WriteByte(p.s[p.i+1])
-			}
-			p.i += 2
+			p.backslash(&b)
 		default:
 			b.WriteByte(c)
 			p.i++
@@ -175,10 +172,7 @@ func (p *exportParser) doubleQuoted(b *strings.Builder) error {
 			p.i++
 			return nil
 		case c == '\\' && p.i+1 < len(p.s) && strings.IndexByte("$`\"\\\n", p.s[p.i+1]) >= 0:
-			if p.s[p.i+1] != '\n' {
-				b.WriteByte(p.s[p.i+1])
-			}
-			p.i += 2
+			p.backslash(b)
 		default:
 			b.WriteByte(c)
 			p.i++
@@ -187,71 +181,76 @@ func (p *exportParser) doubleQuoted(b *strings.Builder) error {
 	return p.errorf("unterminated double quote")
 }
 
+// backslash reads a backslash and the character after it, which it writes unless it is
+// a newline (a line continuation).
+func (p *exportParser) backslash(b *strings.Builder) {
+	if p.s[p.i+1] != '\n' {
+		b.WriteByte(p.s[p.i+1])
+	}
+	p.i += 2
+}
+
 // ansiC reads the body of a $'...' string, after the opening quote.
 func (p *exportParser) ansiC(b *strings.Builder) error {
 	for p.i < len(p.s) {
 		c := p.s[p.i]
-		if c == '\'' {
+		switch {
+		case c == '\'':
 			p.i++
 			return nil
-		}
-		if c != '\\' || p.i+1 >= len(p.s) {
+		case c == '\\' && p.i+1 < len(p.s):
+			e := p.s[p.i+1]
+			p.i += 2
+			p.escape(b, e)
+		default:
 			b.WriteByte(c)
 			p.i++
-			continue
-		}
-		e := p.s[p.i+1]
-		p.i += 2
-		switch e {
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'e', 'E':
-			b.WriteByte(0x1b)
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case '\\', '\'', '"', '?':
-			b.WriteByte(e)
-		case 'c':
-			if p.i < len(p.s) {
-				b.WriteByte(p.s[p.i] & 0x1f)
-				p.i++
-			}
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			p.i--
-			b.WriteByte(byte(p.number(8, 3)))
-		case 'x':
-			if n, ok := p.digits(16, 2); ok {
-				b.WriteByte(byte(n))
-			} else {
-				b.WriteString(`\x`)
-			}
-		case 'u', 'U':
-			width := 4
-			if e == 'U' {
-				width = 8
-			}
-			if n, ok := p.digits(16, width); ok && n <= utf8.MaxRune {
-				b.WriteRune(rune(n))
-			} else if !ok {
-				b.WriteByte('\\')
-				b.WriteByte(e)
-			}
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(e)
 		}
 	}
 	return p.errorf("unterminated $' quote")
+}
+
+// ansiEscapes are the one-letter escapes of $'...' strings, and the bytes they stand for.
+var ansiEscapes = [256]byte{'a': '\a', 'b': '\b', 'e': 0x1b, 'E': 0x1b, 'f': '\f', 'n': '\n', 'r': '\r',
+	't': '\t', 'v': '\v', '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
+
+// escape writes what the escape \e of a $'...' string stands for, reading the characters
+// or digits that follow it; an escape bash does not know stays as it is.
+func (p *exportParser) escape(b *strings.Builder, e byte) {
+	if c := ansiEscapes[e]; c != 0 {
+		b.WriteByte(c)
+		return
+	}
+	switch e {
+	case 'c':
+		if p.i < len(p.s) {
+			b.WriteByte(p.s[p.i] & 0x1f)
+			p.i++
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7':
+		p.i--
+		b.WriteByte(byte(p.number(8, 3)))
+	case 'x':
+		if n, ok := p.digits(16, 2); ok {
+			b.WriteByte(byte(n))
+		} else {
+			b.WriteString(`\x`)
+		}
+	case 'u', 'U':
+		width := 4
+		if e == 'U' {
+			width = 8
+		}
+		if n, ok := p.digits(16, width); ok && n <= utf8.MaxRune {
+			b.WriteRune(rune(n))
+		} else if !ok {
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	default:
+		b.WriteByte('\\')
+		b.WriteByte(e)
+	}
 }
 
 func (p *exportParser) number(base, width int) uint64 {

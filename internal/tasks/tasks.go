@@ -120,6 +120,25 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
+	if err := m.roomForOne(); err != nil {
+		return nil, err
+	}
+	m.next++
+	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{})}
+	p, err := shell.Start(m.command(c, t))
+	if err != nil {
+		return nil, err
+	}
+	t.proc, t.Started = p, time.Now()
+	ctx := t.bound(m.ctx, m.limits.Lifetime)
+	m.tasks[t.ID] = t
+	m.wg.Go(func() { t.wait(ctx) })
+	return t, nil
+}
+
+// roomForOne prunes finished tasks and refuses a new one when MaxRunning are running.
+// m.mu is held.
+func (m *Manager) roomForOne() error {
 	m.prune()
 	running := 0
 	for _, t := range m.tasks {
@@ -128,10 +147,14 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 		}
 	}
 	if running >= m.limits.MaxRunning {
-		return nil, fmt.Errorf("%w: %d of %d", ErrLimit, running, m.limits.MaxRunning)
+		return fmt.Errorf("%w: %d of %d", ErrLimit, running, m.limits.MaxRunning)
 	}
-	m.next++
-	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{})}
+	return nil
+}
+
+// command returns c set up to run as task t: named after it, with the manager's mark and
+// limits where c has none, and its output signalling readers that wait.
+func (m *Manager) command(c shell.Command, t *Task) shell.Command {
 	c.Name = t.ID
 	if c.Mark == "" {
 		c.Mark = m.NewMark()
@@ -149,33 +172,36 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	if c.Drain <= 0 {
 		c.Drain = m.limits.Drain
 	}
-	p, err := shell.Start(c)
-	if err != nil {
-		return nil, err
-	}
-	t.proc, t.Started = p, time.Now()
-	ctx, cancel := context.WithCancelCause(m.ctx)
+	return c
+}
+
+// bound sets t.cancel and returns the context t's command runs under: parent's, ended by
+// t.cancel and, with a positive lifetime, once lifetime has passed ([ErrLifetime]).
+func (t *Task) bound(parent context.Context, lifetime time.Duration) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
 	t.cancel = cancel
-	if m.limits.Lifetime > 0 {
+	if lifetime > 0 {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, m.limits.Lifetime, ErrLifetime)
-		_ = stop // released by cancel: the parent's cancel frees the child
+		ctx, stop = context.WithTimeoutCause(ctx, lifetime, ErrLifetime)
 		t.cancel = func(err error) { cancel(err); stop() }
 	}
-	m.tasks[t.ID] = t
-	m.wg.Go(func() {
-		res := p.Wait(ctx)
-		if res.Lingering {
-			p.Stop() // a task owns its whole group: nothing outlives it
-		}
-		t.mu.Lock()
-		t.result, t.ended = res, time.Now()
-		t.mu.Unlock()
-		close(t.done)
-		t.signal()
-		t.cancel(nil)
-	})
-	return t, nil
+	return ctx
+}
+
+// wait waits for t's command to end under ctx, stops what it left running, and records
+// how it ended.
+func (t *Task) wait(ctx context.Context) {
+	p := t.proc
+	res := p.Wait(ctx)
+	if res.Lingering {
+		p.Stop() // a task owns its whole group: nothing outlives it
+	}
+	t.mu.Lock()
+	t.result, t.ended = res, time.Now()
+	t.mu.Unlock()
+	close(t.done)
+	t.signal()
+	t.cancel(nil)
 }
 
 func (t *Task) signal() {
@@ -237,9 +263,9 @@ type Snapshot struct {
 }
 
 // Output returns the output task id wrote since the last call, within budget characters
-// per stream. If there is none yet and wait is positive, it first waits up to wait for
-// output or for the task to end.
-func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, budget int) (Snapshot, error) {
+// per stream, with hint saying how to read what was left out. If there is none yet and
+// wait is positive, it first waits up to wait for output or for the task to end.
+func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, budget int, hint shell.Hint) (Snapshot, error) {
 	t, err := m.get(id)
 	if err != nil {
 		return Snapshot{}, err
@@ -269,8 +295,8 @@ func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, bud
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	snap := Snapshot{Task: t, Running: !final, Status: t.Status()}
-	snap.Stdout = t.proc.Stdout.Since(t.outMark, budget, final)
-	snap.Stderr = t.proc.Stderr.Since(t.errMark, budget, final)
+	snap.Stdout = t.proc.Stdout.Since(t.outMark, budget, final, hint)
+	snap.Stderr = t.proc.Stderr.Since(t.errMark, budget, final, hint)
 	t.outMark, t.errMark = snap.Stdout.To, snap.Stderr.To
 	if final {
 		t.readDone = true

@@ -31,7 +31,7 @@ func cmd(t *testing.T, script string) shell.Command {
 // pidOf waits for the task's first line of output, its shell's pid.
 func pidOf(t *testing.T, m *Manager, id string) int {
 	t.Helper()
-	snap, err := m.Output(t.Context(), id, 10*time.Second, shell.DefaultBudget)
+	snap, err := m.Output(t.Context(), id, 10*time.Second, shell.DefaultBudget, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestLifetime(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := pidOf(t, m, task.ID)
-	snap, err := m.Output(t.Context(), task.ID, 10*time.Second, shell.DefaultBudget)
+	snap, err := m.Output(t.Context(), task.ID, 10*time.Second, shell.DefaultBudget, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestLimitAndUnknown(t *testing.T) {
 	if _, err := m.Start(cmd(t, "true")); err != nil {
 		t.Errorf("Start after Kill: %v", err)
 	}
-	if _, err := m.Output(t.Context(), "task-99", 0, 100); !errors.Is(err, ErrUnknown) {
+	if _, err := m.Output(t.Context(), "task-99", 0, 100, nil); !errors.Is(err, ErrUnknown) {
 		t.Errorf("Output(unknown): %v, want ErrUnknown", err)
 	}
 }
@@ -122,11 +122,11 @@ func TestOutputWaitsForNewOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := m.Output(t.Context(), task.ID, 10*time.Second, 100); s.Stdout.Text != "a\n" {
+	if s, _ := m.Output(t.Context(), task.ID, 10*time.Second, 100, nil); s.Stdout.Text != "a\n" {
 		t.Fatalf("first read %q", s.Stdout.Text)
 	}
 	// Nothing new: a short wait returns empty-handed, still running.
-	if s, _ := m.Output(t.Context(), task.ID, 20*time.Millisecond, 100); s.Stdout.Text != "" || !s.Running {
+	if s, _ := m.Output(t.Context(), task.ID, 20*time.Millisecond, 100, nil); s.Stdout.Text != "" || !s.Running {
 		t.Errorf("idle read = %+v", s)
 	}
 	if err := os.WriteFile(dir+"/go", nil, 0o644); err != nil {
@@ -134,7 +134,7 @@ func TestOutputWaitsForNewOutput(t *testing.T) {
 	}
 	var got string
 	for {
-		s, _ := m.Output(t.Context(), task.ID, 10*time.Second, 100)
+		s, _ := m.Output(t.Context(), task.ID, 10*time.Second, 100, nil)
 		got += s.Stdout.Text
 		if !s.Running {
 			break

@@ -8,7 +8,31 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// Connect connects a client (with opts, which may be nil) to s over in-memory transports
+// and returns its session. When the test ends, the client's session closes and the
+// server's is waited for, before cleanups registered earlier run: register closing what
+// serves s before calling Connect.
+func Connect(t testing.TB, s *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatalf("server Connect: %v", err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatalf("client Connect: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = ss.Wait()
+	})
+	return cs
+}
 
 // OpenFDs returns how many file descriptors this process has open, as /proc/self/fd (or,
 // on macOS, /dev/fd) lists them; the test is skipped where neither can be read.

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 type sameArgs struct {
@@ -106,17 +107,7 @@ func TestAddToolMatchesSDK(t *testing.T) {
 
 func clientOf(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
-	return cs
+	return testutil.Connect(t, s, nil)
 }
 
 func callRaw(t *testing.T, cs *mcp.ClientSession, args string) *mcp.CallToolResult {

@@ -96,7 +96,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	}
 	out := &BashResult{}
 	c := session.Command{Script: in.Command, Shell: h.Config.Shell, Fallback: h.Config.Workdir,
-		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal}
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted}
 	if in.RunInBackground {
 		return h.startTask(ctx, sess, c, out)
 	}
@@ -180,9 +180,8 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 			out.Notes = append(out.Notes, st.name+" has bytes that are not valid UTF-8, shown as U+FFFD; pipe the command through od -c or xxd to see them")
 		}
 	}
-	f := h.face()
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(ran.Stdout.Text), ran.Stdout.Truncated, ran.Stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(ran.Stderr.Text), ran.Stderr.Truncated, ran.Stderr.SpillPath
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = ran.Stdout.Text, ran.Stdout.Truncated, ran.Stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = ran.Stderr.Text, ran.Stderr.Truncated, ran.Stderr.SpillPath
 	if ran.Confined && ran.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
 		out.Notes = append(out.Notes, confinedNote(h.Confine))
 	}

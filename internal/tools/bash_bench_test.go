@@ -2,7 +2,6 @@ package tools_test
 
 import (
 	"bufio"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
-	"github.com/mjkoo/boris/internal/server"
 	"github.com/mjkoo/boris/internal/testutil"
 )
 
@@ -111,24 +109,7 @@ func connectB(b *testing.B, edits ...func(*config.Config)) *mcp.ClientSession {
 	for _, edit := range edits {
 		edit(&cfg)
 	}
-	srv, err := server.New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), os.Environ())
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(b.Context(), st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cs.Close()
-		_ = ss.Wait()
-		srv.Close()
-	})
+	cs, _ := connect(b, cfg, nil)
 	return cs
 }
 

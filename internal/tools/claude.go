@@ -16,7 +16,8 @@ import (
 
 // Claude Code's tools (--tools claude-code): the names and parameters Claude models know
 // from Claude Code, on the same implementation as Boris's own tools. Each handler maps
-// its arguments to the Boris tool's and words its errors in its own parameter names.
+// its arguments to the Boris tool's; results and errors name Claude Code's tools and
+// parameters through the server's face (see face.go).
 
 // CCBashArgs are Bash's parameters.
 type CCBashArgs struct {
@@ -277,7 +278,7 @@ func (h *handlers) ccRead(ctx context.Context, req *mcp.CallToolRequest, in Read
 		rng = lineRange{first, first + n - 1}
 	}
 	res, err := h.viewPath(ctx, sess, in.FilePath, rng, in.Limit == 0)
-	return res, nil, ccError(err)
+	return res, nil, err
 }
 
 func (h *handlers) ccWrite(_ context.Context, req *mcp.CallToolRequest, in WriteArgs) (*mcp.CallToolResult, any, error) {
@@ -290,7 +291,7 @@ func (h *handlers) ccWrite(_ context.Context, req *mcp.CallToolRequest, in Write
 	}
 	s, err := h.create(sess, in.FilePath, in.Content)
 	if err != nil {
-		return nil, nil, ccError(err)
+		return nil, nil, err
 	}
 	return text(s), nil, nil
 }
@@ -315,7 +316,7 @@ func (h *handlers) ccEdit(ctx context.Context, req *mcp.CallToolRequest, in Edit
 	}
 	s, err := h.replace(ctx, sess, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
 	if err != nil {
-		return nil, nil, ccError(err)
+		return nil, nil, err
 	}
 	return text(s), nil, nil
 }
@@ -325,13 +326,13 @@ func (h *handlers) ccEdit(ctx context.Context, req *mcp.CallToolRequest, in Edit
 func (h *handlers) createNew(sess *session.Session, path, content string) (string, error) {
 	abs, err := sess.Resolve(path)
 	if err != nil {
-		return "", ccError(err)
+		return "", err
 	}
 	if info, err := os.Stat(abs); err == nil && info.Size() > 0 {
 		return "", errorf(CodeInvalidArgument, "old_string is empty, which creates a new file, but %s already exists: give the text to replace, or use Write to replace the whole file", abs)
 	}
 	s, err := h.create(sess, path, content)
-	return s, ccError(err)
+	return s, err
 }
 
 func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in MultiEditArgs) (*mcp.CallToolResult, any, error) {
@@ -344,7 +345,7 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 	}
 	abs, err := sess.ResolveWrite(in.FilePath)
 	if err != nil {
-		return nil, nil, ccError(err)
+		return nil, nil, err
 	}
 	edits := in.Edits
 	var start []byte
@@ -359,10 +360,10 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 			return nil, nil, err
 		}
 		if start, err = files.Read(sess.OpenRead, abs, h.Config.MaxFileSize); err != nil {
-			return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
+			return nil, nil, h.fileError(err, in.FilePath, sess)
 		}
 	}
-	final, report, err := h.applyEdits(ctx, sess, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
+	final, report, err := h.applyEdits(ctx, abs, start, edits, len(in.Edits)-len(edits), len(in.Edits))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -370,14 +371,14 @@ func (h *handlers) ccMultiEdit(ctx context.Context, req *mcp.CallToolRequest, in
 		// The file must still hold what the edits started from.
 		now, err := files.Read(sess.OpenRead, abs, h.Config.MaxFileSize)
 		if err != nil {
-			return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
+			return nil, nil, h.fileError(err, in.FilePath, sess)
 		}
 		if string(now) != string(start) {
 			return nil, nil, errorf(CodeStale, "%s changed on disk while the edits were made; no edit was made: Read it again and retry", abs)
 		}
 	}
 	if _, err := files.Create(sess.OpenWrite, abs, final, h.Config.MaxFileSize, false); err != nil {
-		return nil, nil, ccError(h.fileError(err, in.FilePath, sess))
+		return nil, nil, h.fileError(err, in.FilePath, sess)
 	}
 	h.wrote(sess, abs, start, existed, final)
 	verb := "Edited"
@@ -403,37 +404,21 @@ func checkMultiEdit(edits []EditChange) error {
 	return nil
 }
 
-// applyEdits makes edits one after another to a private copy of start, so that abs
-// changes only once all of them apply, and returns the content they make and a line
-// for each. The edits are numbered from skipped+1, of total.
-func (h *handlers) applyEdits(ctx context.Context, sess *session.Session, abs string, start []byte, edits []EditChange, skipped, total int) ([]byte, string, error) {
-	spill, err := sess.SpillDir()
-	if err != nil {
-		return nil, "", err
-	}
-	tmp, err := os.CreateTemp(spill, "multiedit-*")
-	if err != nil {
-		return nil, "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(start)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, "", err
-	}
+// applyEdits makes edits one after another to start, in memory, so that abs changes only
+// once all of them apply, and returns the content they make and a line for each. The
+// edits are numbered from skipped+1, of total.
+func (h *handlers) applyEdits(ctx context.Context, abs string, start []byte, edits []EditChange, skipped, total int) ([]byte, string, error) {
+	data := start
 	var b strings.Builder
 	for i, e := range edits {
-		r, err := files.Replace(ctx, tmp.Name(), e.OldString, e.NewString, e.ReplaceAll, files.EditOptions{MaxFileSize: h.Config.MaxFileSize})
+		r, err := files.ReplaceIn(ctx, abs, data, e.OldString, e.NewString, e.ReplaceAll, h.Config.MaxFileSize)
 		if err != nil {
-			msg := strings.ReplaceAll(err.Error(), tmp.Name(), abs)
-			return nil, "", ccError(withCode(codeOf(err), fmt.Errorf("edit %d of %d: %s; no edit was made, %s is unchanged", skipped+i+1, total, msg, abs)))
+			return nil, "", withCode(codeOf(err), fmt.Errorf("edit %d of %d: %w; no edit was made, %s is unchanged", skipped+i+1, total, h.face().fileFacts(err), abs))
 		}
+		data = r.New
 		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", skipped+i+1, plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
 	}
-	final, err := os.ReadFile(tmp.Name())
-	return final, b.String(), err
+	return data, b.String(), nil
 }
 
 // readFirst enforces Claude Code's rule for Write and Edit: an existing file must have
@@ -444,7 +429,7 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 	}
 	abs, err := sess.Resolve(path)
 	if err != nil {
-		return ccError(err)
+		return err
 	}
 	info, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -467,18 +452,6 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 		return nil
 	}
 	return errorf(CodeStale, "%s has changed on disk since it was last read (by a command, another tool or the user): Read it again, then %s it", abs, tool)
-}
-
-// ccNames rewords Boris's parameter and tool names in error text as Claude Code's tools
-// call them.
-var ccNames = strings.NewReplacer("old_str", "old_string", "new_str", "new_string", "str_replace", "Edit", "create_file", "Write", "view_range start", "offset")
-
-// ccError rewords err for the Claude Code tools, keeping its code.
-func ccError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &codedError{code: codeOf(err), err: errors.New(ccNames.Replace(err.Error()))}
 }
 
 // ccTwins names, for each of Claude Code's tools, the Boris tool it shares its

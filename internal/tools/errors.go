@@ -98,17 +98,14 @@ func codeOf(err error) Code {
 // The errors below keep their code from [codes] and add what the model needs to act on
 // them.
 
-// fileError words a file that does not exist with where relative paths start, and a file
-// too large with what to read instead; other errors of the file tools are worded where
-// they arise.
+// fileError words a file that does not exist with where relative paths start, and the
+// errors of the files package that state facts in the names of this server's tools (see
+// [face.fileFacts]); other errors of the file tools are worded where they arise.
 func (h *handlers) fileError(err error, path string, sess *session.Session) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return errorf(CodeNotFound, "%s does not exist (relative paths are taken against the working directory, %s)", path, sess.Cwd())
 	}
-	if se, ok := errors.AsType[*files.SizeError](err); ok {
-		return fmt.Errorf("%w; %s", err, h.face().readPart(se.Whole))
-	}
-	return err
+	return h.face().fileFacts(err)
 }
 
 // taskError words a tasks error with what to do next.

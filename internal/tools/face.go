@@ -2,8 +2,8 @@ package tools
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
+
+	"github.com/mjkoo/boris/internal/shell"
 )
 
 // Tool sets (--tools).
@@ -13,8 +13,13 @@ const (
 )
 
 // face names the tools and parameters that hints in results point to, so that a hint
-// shown by a Claude Code-named tool names Claude Code's tools.
+// shown by a Claude Code-named tool names Claude Code's tools. The packages below tools
+// report facts; the words the model reads are chosen here.
 type face struct {
+	bash, view           string // the tools that run a command and read a file
+	viewed               string // what reading a file with view is called: "viewed"
+	oldArg, newArg       string // the edit tool's parameters for the text replaced and put in its place
+	emptyOld             string // the error of an edit with an empty old text
 	taskOutput, taskKill string // tools that read and stop a background task
 	taskIDArg            string // their parameter naming the task
 	taskList             string // the tool that lists tasks, or ""
@@ -22,24 +27,31 @@ type face struct {
 	waitHint             string // how to wait for more output, after the task id
 	// more says how to ask for the lines from line first on, n at a time.
 	more func(first, n int) string
-	// output rewords the follow-ups named in truncated command output.
-	output func(string) string
+	// lines says how to read lines first to last of the file at path.
+	lines func(path string, first, last int64) string
+	// start names a range starting at line n: "view_range start 5".
+	start func(n int) string
 	// readPart says what to read of a file too large to read (whole, when it may be
-	// viewed in part).
+	// viewed in part); it follows the size and limit.
 	readPart func(whole bool) string
 	// include says how to search what a search skipped, by reason.
 	include struct{ ignored, deps, hidden string }
 }
 
 var borisFace = face{
+	bash: "bash", view: "view", viewed: "viewed", oldArg: "old_str", newArg: "new_str",
+	emptyOld:   "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)",
 	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", taskList: "task_list", grep: "grep", find: "find", waitHint: ", wait_ms to wait for more",
-	more:   func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
-	output: func(s string) string { return s },
+	more: func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
+	lines: func(path string, first, last int64) string {
+		return fmt.Sprintf("view (path %s, view_range [%d, %d])", path, first, last)
+	},
+	start: func(n int) string { return fmt.Sprintf("view_range start %d", n) },
 	readPart: func(whole bool) string {
 		if whole {
-			return "view part of it with view_range [start, end], or search it with grep"
+			return " for a whole view; view part of it with view_range [start, end], or search it with grep"
 		}
-		return "view part of it with view_range, or search it with grep"
+		return "; view part of it with view_range, or search it with grep"
 	},
 	include: struct{ ignored, deps, hidden string }{
 		"(no_ignore: true includes them)", "(no_ignore: true, or a path inside one, includes them)", "(hidden: true includes them)",
@@ -47,31 +59,32 @@ var borisFace = face{
 }
 
 var claudeFace = face{
+	bash: "Bash", view: "Read", viewed: "read", oldArg: "old_string", newArg: "new_string",
+	emptyOld:   "old_string is empty: give the exact text to replace, copied from the file (to write a whole file, use Write)",
 	taskOutput: "BashOutput", taskKill: "KillShell", taskIDArg: "bash_id", grep: "Grep", find: "Glob",
-	more:   func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
-	output: claudeFollowUp,
-	readPart: func(bool) string {
-		return "Read part of it with offset and limit, or search it with Grep"
+	more: func(first, n int) string { return fmt.Sprintf("offset %d, limit %d", first, n) },
+	lines: func(path string, first, last int64) string {
+		return fmt.Sprintf("Read (file_path %s, offset %d, limit %d)", path, first, last-first+1)
+	},
+	start: func(n int) string { return fmt.Sprintf("offset %d", n) },
+	readPart: func(whole bool) string {
+		if whole {
+			return " to read at once; Read part of it with offset and limit, or search it with Grep"
+		}
+		return "; Read part of it with offset and limit, or search it with Grep"
 	},
 	include: struct{ ignored, deps, hidden string }{
 		"(Bash with grep -r or find searches them)", "(a path inside one searches it)", "(Bash with grep -r or find searches them)",
 	},
 }
 
-// viewFollowUp is the follow-up a truncation marker names for reading omitted lines.
-var viewFollowUp = regexp.MustCompile(`Read them with view \(path (\S+), view_range \[(\d+), (\d+)\]\) or bash:`)
-
-// claudeFollowUp names Read and Bash in truncation markers instead of view and bash.
-func claudeFollowUp(s string) string {
-	if !viewFollowUp.MatchString(s) {
-		return s
+// omitted says how to read what a truncated stream left out: with the file tool when
+// whole lines were, else with a shell command.
+func (f *face) omitted(o shell.Omitted) string {
+	if o.FirstLine > 0 {
+		return f.lines(o.Path, o.FirstLine, o.LastLine) + " or " + f.bash + ": " + o.Command()
 	}
-	return viewFollowUp.ReplaceAllStringFunc(s, func(m string) string {
-		g := viewFollowUp.FindStringSubmatch(m)
-		first, _ := strconv.Atoi(g[2])
-		last, _ := strconv.Atoi(g[3])
-		return fmt.Sprintf("Read them with Read (file_path %s, offset %d, limit %d) or Bash:", g[1], first, last-first+1)
-	})
+	return f.bash + ": " + o.Command()
 }
 
 // face returns the naming of the tool set this server offers.

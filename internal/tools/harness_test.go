@@ -17,6 +17,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // testConfig is a Config as Parse would make it, working in a fresh temporary directory.
@@ -44,29 +45,15 @@ func testConfig(t *testing.T) config.Config {
 
 // connect starts a server for cfg and returns a client session talking to it over an
 // in-memory transport. Both are closed when the test ends.
-func connect(t *testing.T, cfg config.Config, opts *mcp.ClientOptions) (*mcp.ClientSession, *server.Server) {
+func connect(t testing.TB, cfg config.Config, opts *mcp.ClientOptions) (*mcp.ClientSession, *server.Server) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.New(&cfg, log, os.Environ())
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatalf("server Connect: %v", err)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatalf("client Connect: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		_ = ss.Wait()
-		srv.Close()
-	})
-	return cs, srv
+	t.Cleanup(srv.Close)
+	return testutil.Connect(t, srv.MCP(), opts), srv
 }
 
 // call invokes a tool and fails the test on a protocol error; tool errors come back as
@@ -92,6 +79,18 @@ func textOf(res *mcp.CallToolResult) string {
 }
 
 // structured decodes a result's structuredContent into v.
+// callFor calls a tool and decodes its structuredContent into a T, unless the result is
+// an error.
+func callFor[T any](t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, T) {
+	t.Helper()
+	res := call(t, cs, name, args)
+	var out T
+	if !res.IsError {
+		structured(t, res, &out)
+	}
+	return res, out
+}
+
 func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)

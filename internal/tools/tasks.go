@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 )
@@ -93,13 +94,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
-	snap, err := sess.Tasks.Output(ctx, in.TaskID, wait, shell.DefaultBudget)
-	if err != nil {
-		return nil, nil, taskError(err, sess, h.face())
-	}
-	out := taskResult(snap, h.face())
-	return text(formatTask(out)), out, nil
+	return h.readTask(ctx, sess, in.TaskID, min(time.Duration(in.WaitMS)*time.Millisecond, maxWait))
 }
 
 func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
@@ -110,11 +105,16 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	snap, err := sess.Tasks.Output(ctx, in.TaskID, 0, shell.DefaultBudget)
+	return h.readTask(ctx, sess, in.TaskID, 0)
+}
+
+// readTask is the result of reading task id's new output, waiting up to wait for some.
+func (h *handlers) readTask(ctx context.Context, sess *session.Session, id string, wait time.Duration) (*mcp.CallToolResult, *TaskResult, error) {
+	snap, err := sess.Tasks.Output(ctx, id, wait, shell.DefaultBudget, h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	out := taskResult(snap, h.face())
+	out := taskResult(snap)
 	return text(formatTask(out)), out, nil
 }
 
@@ -143,14 +143,14 @@ func taskDuration(t *tasks.Task) time.Duration {
 	return time.Since(t.Started)
 }
 
-func taskResult(snap tasks.Snapshot, f *face) *TaskResult {
+func taskResult(snap tasks.Snapshot) *TaskResult {
 	t := snap.Task
 	out := &TaskResult{TaskID: t.ID, Status: snap.Status, Running: snap.Running, DurationMS: taskDuration(t).Milliseconds()}
 	if res, ok := t.Result(); ok && !snap.Running {
 		out.ExitCode, out.Signal = &res.ExitCode, res.Signal
 	}
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = f.output(snap.Stdout.Text), snap.Stdout.Truncated, snap.Stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = f.output(snap.Stderr.Text), snap.Stderr.Truncated, snap.Stderr.SpillPath
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = snap.Stdout.Text, snap.Stdout.Truncated, snap.Stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = snap.Stderr.Text, snap.Stderr.Truncated, snap.Stderr.SpillPath
 	if out.Stdout == "" && out.Stderr == "" {
 		out.Hint = noNewOutput
 	}

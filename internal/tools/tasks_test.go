@@ -34,12 +34,7 @@ func startTask(t *testing.T, cs *mcp.ClientSession, command string) string {
 
 func taskOutput(t *testing.T, cs *mcp.ClientSession, id string, waitMS int) (*mcp.CallToolResult, taskOut) {
 	t.Helper()
-	res := call(t, cs, "task_output", map[string]any{"task_id": id, "wait_ms": waitMS})
-	var out taskOut
-	if !res.IsError {
-		structured(t, res, &out)
-	}
-	return res, out
+	return callFor[taskOut](t, cs, "task_output", map[string]any{"task_id": id, "wait_ms": waitMS})
 }
 
 func TestTaskOutputSinceLastRead(t *testing.T) {

@@ -132,7 +132,7 @@ func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 		note("The file has CRLF (\\r\\n) line endings, not shown above; edits keep them")
 	}
 	if v.NotUTF8 {
-		note("The file is not valid UTF-8 (Latin-1 or another encoding): bytes that are not UTF-8 show as �. Edits keep those bytes; leave � out of old_str and new_str")
+		note("The file is not valid UTF-8 (Latin-1 or another encoding): bytes that are not UTF-8 show as �. Edits keep those bytes; leave � out of %s and %s", f.oldArg, f.newArg)
 	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/testutil"
 	"github.com/mjkoo/boris/internal/watch"
 )
 
@@ -42,21 +43,8 @@ func connect(t testing.TB, cfg config.Config) (*mcp.ClientSession, *server.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tester", Version: "9.9"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		_ = ss.Wait()
-		srv.Close()
-	})
-	return cs, srv
+	t.Cleanup(srv.Close)
+	return testutil.Connect(t, srv.MCP(), nil), srv
 }
 
 // follower reads a subscription event by event.
@@ -121,7 +109,7 @@ func TestCallOutputStreamsWhileRunning(t *testing.T) {
 	f := follow(t, srv.Watch())
 	done := callAsync(t, cs, "bash", map[string]any{"command": "echo first; while [ ! -e go ]; do sleep 0.01; done; echo second >&2; exit 3"})
 	sess := f.until("session", func(e watch.Event) bool { return e.Kind == watch.KindSession })
-	if sess.Client != "tester" || sess.Version != "9.9" || sess.Transport != "stdio" || sess.Cwd != cfg.Workdir {
+	if sess.Client != "test" || sess.Version != "1" || sess.Transport != "stdio" || sess.Cwd != cfg.Workdir {
 		t.Errorf("session event = %+v", sess)
 	}
 	start := f.until("call start", func(e watch.Event) bool { return e.Kind == watch.KindCall })

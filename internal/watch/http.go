@@ -150,20 +150,11 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 		plain(rw, http.StatusUnauthorized, "missing or wrong token: send 'Authorization: Bearer <token>', or open /watch?token=<token> in a browser")
 		return
 	}
-	var last uint64
-	resume := r.Header.Get("Last-Event-ID")
-	if resume == "" {
-		resume = r.URL.Query().Get("after")
+	last, resume, err := resumeFrom(r)
+	if err != nil {
+		plain(rw, http.StatusBadRequest, "Last-Event-ID must be an event id")
+		return
 	}
-	if resume != "" {
-		n, err := strconv.ParseUint(resume, 10, 64)
-		if err != nil {
-			plain(rw, http.StatusBadRequest, "Last-Event-ID must be an event id")
-			return
-		}
-		last = n
-	}
-	rc := http.NewResponseController(rw)
 	h := rw.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -173,7 +164,7 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 	sub := w.hub.Subscribe(last)
 	defer sub.Close()
 	var buf []byte
-	if resume == "" {
+	if !resume {
 		// Sessions opened before the history kept still show.
 		for _, e := range w.hub.Sessions() {
 			buf = appendEvent(buf[:0], e, false)
@@ -182,6 +173,28 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	w.stream(rw, r, sub, buf)
+}
+
+// resumeFrom returns the event id a stream resumes after (Last-Event-ID, or ?after=), and
+// whether one was given.
+func resumeFrom(r *http.Request) (last uint64, resume bool, err error) {
+	s := r.Header.Get("Last-Event-ID")
+	if s == "" {
+		s = r.URL.Query().Get("after")
+	}
+	if s == "" {
+		return 0, false, nil
+	}
+	last, err = strconv.ParseUint(s, 10, 64)
+	return last, true, err
+}
+
+// stream writes sub's events to rw as they come, with a comment line every heartbeat
+// to keep the connection open, until the client leaves or the hub closes. buf is a
+// buffer to reuse.
+func (w *web) stream(rw http.ResponseWriter, r *http.Request, sub *Subscription, buf []byte) {
+	rc := http.NewResponseController(rw)
 	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
 	for {
@@ -191,10 +204,7 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 			for _, e := range evs {
 				buf = appendEvent(buf, e, e.ID != 0)
 			}
-			if _, err := rw.Write(buf); err != nil {
-				return
-			}
-			if rc.Flush() != nil {
+			if _, err := rw.Write(buf); err != nil || rc.Flush() != nil {
 				return
 			}
 			continue
