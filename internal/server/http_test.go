@@ -289,12 +289,17 @@ func TestSessionLimit(t *testing.T) {
 	release := filepath.Join(cfg.Workdir, "release")
 	var wg sync.WaitGroup
 	for i, cs := range open[1:] {
+		started := filepath.Join(cfg.Workdir, fmt.Sprintf("started%d", i))
+		if err := syscall.Mkfifo(started, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		wg.Go(func() {
-			_ = call(cs, fmt.Sprintf("touch started%d; while [ ! -e %s ]; do sleep 0.05; done", i, release))
+			_ = call(cs, fmt.Sprintf("echo > %s; while [ ! -e %s ]; do sleep 0.05; done", started, release))
 		})
-	}
-	for i := range 2 {
-		waitFile(t, filepath.Join(cfg.Workdir, fmt.Sprintf("started%d", i)))
+		// Returns once the command has written to the fifo: it is running.
+		if _, err := os.ReadFile(started); err != nil {
+			t.Fatal(err)
+		}
 	}
 	resp := post(t, ts.URL+"/mcp", initBody, nil)
 	body, _ := io.ReadAll(resp.Body)
@@ -309,19 +314,6 @@ func TestSessionLimit(t *testing.T) {
 		t.Errorf("after the calls finished, a new session fails: %v", err)
 	} else {
 		cs.Close()
-	}
-}
-
-// waitFile waits, bounded, for a file a command creates.
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
 	}
 }
 
