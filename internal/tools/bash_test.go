@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 type bashOut struct {
@@ -209,42 +210,43 @@ func TestBashCancel(t *testing.T) {
 	cs, _ := connect(t, cfg, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
+	pidFifo := filepath.Join(cfg.Workdir, "pid")
+	testutil.Fifo(t, pidFifo)
 	wg.Go(func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid.tmp; mv pid.tmp pid; sleep 100"}})
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid; sleep 100"}})
 		if err == nil {
 			t.Errorf("cancelled call returned no error")
 		}
 	})
-	pid := waitForPID(t, filepath.Join(cfg.Workdir, "pid"))
+	pid := readPID(t, pidFifo)
 	cancel()
 	wg.Wait()
 	waitGone(t, pid)
 }
 
-// waitForPID polls for the file a command writes its pid to.
-func waitForPID(t *testing.T, path string) int {
+// readPID reads the pid a command writes to the fifo at path.
+func readPID(t *testing.T, path string) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatalf("pid file %q: %v", b, err)
-			}
-			return pid
-		}
+	s := testutil.ReadFifo(t, path)
+	pid, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatalf("pid written to %s: %q", path, s)
 	}
-	t.Fatalf("command did not write %s", path)
-	return 0
+	return pid
 }
 
 // waitGone waits for process group pgid to end; signals are asynchronous, so a group
 // may take a moment to go after the call that stopped it returns.
 func waitGone(t *testing.T, pgid int) {
 	t.Helper()
-	for deadline := time.Now().Add(3 * time.Second); shell.GroupAlive(pgid); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d is still alive", pgid)
+	deadline := time.Now().Add(testutil.Within)
+	for _, pid := range groupMembers(pgid) {
+		if !testutil.Exited(pid, deadline) {
+			t.Fatalf("process %d of group %d is still alive", pid, pgid)
 		}
+	}
+	if shell.GroupAlive(pgid) {
+		t.Fatalf("process group %d is still alive", pgid)
 	}
 }
 
@@ -414,13 +416,15 @@ func TestBashShutdownStopsRunningCommand(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cs, srv := connect(t, cfg, nil)
+	pidFifo := filepath.Join(cfg.Workdir, "pid")
+	testutil.Fifo(t, pidFifo)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		// The call may end with a result or with the connection closing: either way it
 		// must end.
-		_, _ = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid.tmp; mv pid.tmp pid; sleep 100 & sleep 100"}})
+		_, _ = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > pid; sleep 100 & sleep 100"}})
 	})
-	pid := waitForPID(t, filepath.Join(cfg.Workdir, "pid"))
+	pid := readPID(t, pidFifo)
 	srv.Close()
 	wg.Wait()
 	waitGone(t, pid)
@@ -464,13 +468,43 @@ func TestBashShutdownReachesSetsid(t *testing.T) {
 
 // processRunning reports whether pid exists and is not a zombie.
 func processRunning(pid int) bool {
+	_, running := procStat(pid)
+	return running
+}
+
+// groupMembers returns the running processes of process group pgid.
+func groupMembers(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			if g, running := procStat(pid); running && g == pgid {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// procStat returns pid's process group and whether it is running (exists and is not a
+// zombie), from /proc/<pid>/stat.
+func procStat(pid int) (pgid int, running bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false
+		return 0, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+	if i < 0 || i+2 >= len(s) {
+		return 0, false
+	}
+	// After the command name: state, ppid, pgrp.
+	f := strings.Fields(s[i+2:])
+	if len(f) < 3 {
+		return 0, false
+	}
+	pgid, _ = strconv.Atoi(f[2])
+	return pgid, f[0] != "Z"
 }
 
 // TestBashHugeExportDoesNotBreakTheSession: a variable too large to pass to a command is
@@ -529,29 +563,20 @@ func TestBashStoppedCommandKeepsCwd(t *testing.T) {
 	if !out.TimedOut {
 		t.Fatalf("not timed out: %+v", out)
 	}
+	started := filepath.Join(cfg.Workdir, "started")
+	testutil.Fifo(t, started)
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cd " + shellQuote(filepath.Join(cfg.Workdir, "sub")) + " && export STOPPED=2 && echo > ../started && sleep 100"}})
 	})
-	waitForFile(t, filepath.Join(cfg.Workdir, "started"))
+	testutil.ReadFifo(t, started)
 	cancel()
 	wg.Wait()
 	res, out := bash(t, cs, map[string]any{"command": "pwd; echo \"[$STOPPED]\""})
 	if want := cfg.Workdir + "\n[]\n"; out.Stdout != want {
 		t.Errorf("after stopped commands: %s, want stdout %q", textOf(res), want)
 	}
-}
-
-// waitForFile polls for a file a command creates.
-func waitForFile(t *testing.T, path string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
-	t.Fatalf("command did not create %s", path)
 }
 
 // TestBashProgressNotJustBeforeResult: a command that ends right after a progress

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/server"
 	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // escapes are commands that start processes that try to outlive their session: out of
@@ -85,12 +86,9 @@ func startEscapes(t *testing.T, cs *mcp.ClientSession, dir string, timeoutMS int
 // assertEnded waits, bounded, for every pid to end, and fails for the survivors.
 func assertEnded(t *testing.T, pids []int, after string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Within)
 	for _, pid := range pids {
-		for processRunning(pid) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling the process table, bounded
-		}
-		if processRunning(pid) {
+		if !testutil.Exited(pid, deadline) {
 			t.Errorf("process %d survived %s", pid, after)
 		}
 	}
@@ -128,8 +126,12 @@ func TestNoEscapes(t *testing.T) {
 					r.end(cs, srv)
 					assertEnded(t, pids, r.name)
 					respawn := filepath.Join(cfg.Workdir, "respawn.sh")
-					for deadline := time.Now().Add(5 * time.Second); len(runningWith(respawn)) > 0 && time.Now().Before(deadline); {
-						time.Sleep(10 * time.Millisecond) // polling the process table, bounded
+					// Each may start another as it goes: wait for them one after another.
+					for deadline := time.Now().Add(testutil.Within); ; {
+						left := runningWith(respawn)
+						if len(left) == 0 || !testutil.Exited(left[0], deadline) {
+							break
+						}
 					}
 					if left := runningWith(respawn); len(left) > 0 {
 						t.Errorf("processes %v, each started by the last on SIGTERM, survived %s", left, r.name)

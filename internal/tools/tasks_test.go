@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 type taskOut struct {
@@ -177,8 +178,10 @@ func TestTaskUnreadOutputNotPruned(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MaxSpillTotal = 3 << 20
 	cs, _ := connect(t, cfg, nil)
-	id := startTask(t, cs, "seq 1 300000; touch done")
-	waitForFile(t, filepath.Join(cfg.Workdir, "done"))
+	done := filepath.Join(cfg.Workdir, "done")
+	testutil.Fifo(t, done)
+	id := startTask(t, cs, "seq 1 300000; echo > done")
+	testutil.ReadFifo(t, done)
 	_, out := bash(t, cs, map[string]any{"command": "seq 1 400000"})
 	if out.StdoutFile == "" {
 		t.Fatalf("foreground output not saved: %+v", out)
