@@ -282,6 +282,10 @@ func (p *Policy) Paths() bool { return p.paths }
 // Network reports whether commands are kept from TCP.
 func (p *Policy) Network() bool { return p.network }
 
+// Signals reports whether commands are kept from signalling processes outside their
+// session's commands (Landlock ABI 6).
+func (p *Policy) Signals() bool { return p.scopeSignal }
+
 // Confined reports whether commands run confined in any way, so that each needs a
 // [Domain].
 func (p *Policy) Confined() bool { return p.paths || p.network }
