@@ -91,8 +91,10 @@ func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (i
 				return 0, err
 			}
 		}
-		pid, pidfd, err := d.l.fork(msg, fds, d.takeTimeout, d.forkTimeout)
+		pid, pidfd, err := d.forkIn(cgroupOf(attr), msg, fds)
 		switch {
+		case d.l == nil:
+			return pid, err // the launcher had to go (see forkIn)
 		case errors.Is(err, errNotTaken) && try == 0:
 			// It ended between requests (a command killed it): a new one takes over.
 			d.l.stop()
@@ -108,6 +110,47 @@ func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (i
 		}
 		return pid, err
 	}
+}
+
+// cgroupOf returns the cgroup directory the process is to start in, or -1.
+func cgroupOf(attr *syscall.ProcAttr) int {
+	if attr.Sys != nil && attr.Sys.UseCgroupFD {
+		return attr.Sys.CgroupFD
+	}
+	return -1
+}
+
+// forkIn has d's launcher fork the request msg in the cgroup directory cg, if not -1: the
+// launcher is moved there for the time of the fork, then into the cgroup above. If it
+// cannot be moved out, it is stopped, and d.l is nil.
+func (d *Domain) forkIn(cg int, msg []byte, fds []int) (pid, pidfd int, err error) {
+	l := d.l
+	if cg >= 0 {
+		if err := moveTo(cg, "cgroup.procs", l.proc.Pid); err != nil {
+			return 0, -1, err // an errno: the caller may try without the cgroup
+		}
+		defer func() {
+			if moveTo(cg, "../cgroup.procs", l.proc.Pid) != nil {
+				// Left in the command's cgroup, it would count as one of the command's
+				// processes and die with them.
+				l.stop()
+				d.l = nil
+			}
+		}()
+	}
+	return l.fork(msg, fds, d.takeTimeout, d.forkTimeout)
+}
+
+// moveTo moves the process pid into the cgroup whose cgroup.procs is name, beneath the
+// directory dir.
+func moveTo(dir int, name string, pid int) error {
+	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(strconv.Itoa(pid)))
+	return err
 }
 
 // Close ends the Domain's launcher and waits for it. Processes it started keep running,

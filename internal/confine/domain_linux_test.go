@@ -3,6 +3,7 @@ package confine
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,5 +218,70 @@ func BenchmarkDomain(b *testing.B) {
 			b.Fatal(err)
 		}
 		d.Close()
+	}
+}
+
+// ownCgroup returns a new cgroup v2 directory beneath this process's own, or skips.
+func ownCgroup(t *testing.T) string {
+	t.Helper()
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	var mount string
+	for line := range strings.SplitSeq(string(mounts), "\n") {
+		if pre, post, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(post, "cgroup2 ") {
+			if f := strings.Fields(pre); len(f) >= 5 && f[3] == "/" {
+				mount = f[4]
+			}
+		}
+	}
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	var own string
+	for line := range strings.SplitSeq(string(self), "\n") {
+		if rest, ok := strings.CutPrefix(line, "0::"); ok {
+			own = rest
+		}
+	}
+	dir := filepath.Join(mount, own, "confine-test-"+strconv.Itoa(os.Getpid()))
+	if mount == "" || own == "" || os.Mkdir(dir, 0o755) != nil {
+		t.Skip("no cgroup v2 directory this process may create cgroups in")
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	return dir
+}
+
+// TestForkExecIntoCgroup: a process asked to start in a cgroup starts there, and the
+// launcher, which forks it there, does not stay.
+func TestForkExecIntoCgroup(t *testing.T) {
+	d, _ := newDomain(t)
+	defer d.Close()
+	base := ownCgroup(t)
+	cg := filepath.Join(base, "cmd")
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(cg)
+	fd, err := syscall.Open(cg, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// It waits for its stdin to close, so that it is there to be seen.
+	pid, err := d.ForkExec("/bin/cat", []string{"cat"}, &syscall.ProcAttr{Files: []uintptr{r.Fd()}, Sys: &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: fd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, _ := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+	w.Close()
+	var status syscall.WaitStatus
+	syscall.Wait4(pid, &status, 0, nil)
+	if got := strings.Fields(string(procs)); !slices.Equal(got, []string{strconv.Itoa(pid)}) {
+		t.Errorf("the cgroup held %q, want only the process, %d", got, pid)
+	}
+	if run(t, d, "/bin/true") != 0 {
+		t.Errorf("the launcher failed after the fork in a cgroup")
 	}
 }

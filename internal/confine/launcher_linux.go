@@ -41,6 +41,10 @@ func init() {
 
 // runLauncher serves the socket sock until it ends, and returns the exit status.
 func runLauncher(sock int) int {
+	if typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		fmt.Fprintf(os.Stderr, "%s=1 is set, which only Boris sets in the launchers it starts: unset it\n", launcherEnv)
+		return 2
+	}
 	for fd := range 4 {
 		unix.CloseOnExec(fd) // nothing of the launcher's own reaches the commands
 	}
@@ -175,7 +179,10 @@ type request struct {
 }
 
 // encodeRequest writes the request to fork path: the message, and the descriptors to
-// send with it. Only the attributes Boris uses can be asked for.
+// send with it. Only the attributes Boris uses can be asked for. UseCgroupFD is left to
+// the caller: clone3 refuses CLONE_INTO_CGROUP together with CLONE_PARENT (the latter
+// wants no exit signal, and Go always asks for SIGCHLD), so a launcher forks in its own
+// cgroup, and Boris moves it into the wanted one for the time of the fork.
 func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, []int, error) {
 	sys := attr.Sys
 	if sys == nil {
@@ -205,12 +212,6 @@ func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, 
 		e.int(len(fds))
 		fds = append(fds, int(f))
 	}
-	if sys.UseCgroupFD {
-		e.int(len(fds))
-		fds = append(fds, sys.CgroupFD)
-	} else {
-		e.int(-1)
-	}
 	if len(fds) > maxFDs {
 		return nil, nil, fmt.Errorf("the launcher takes at most %d descriptors", maxFDs)
 	}
@@ -221,27 +222,20 @@ func decodeRequest(msg []byte, fds []int) (*request, error) {
 	d := dec{b: msg}
 	r := &request{path: d.str(), dir: d.str(), argv: d.strs(), env: d.strs(), sys: &syscall.SysProcAttr{}}
 	r.sys.Setsid, r.sys.Setpgid, r.sys.Pgid, r.pidfd = d.bool(), d.bool(), d.int(), d.bool()
-	fd := func(i int) (int, bool) {
-		if i < -1 || i >= len(fds) {
-			d.err = errShort
-			return -1, false
-		}
-		if i < 0 {
-			return -1, false
-		}
-		return fds[i], true
-	}
 	n := d.int()
 	if n < 0 || n > len(msg) {
 		return nil, errShort
 	}
 	r.files = make([]uintptr, n)
 	for i := range r.files {
-		f, _ := fd(d.int())
+		f := d.int()
+		switch {
+		case f >= len(fds) || f < -1:
+			d.err = errShort
+		case f >= 0:
+			f = fds[f]
+		}
 		r.files[i] = uintptr(f) // -1 closes that descriptor in the child
-	}
-	if cg, ok := fd(d.int()); ok {
-		r.sys.UseCgroupFD, r.sys.CgroupFD = true, cg
 	}
 	return r, d.err
 }
