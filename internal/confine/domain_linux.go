@@ -92,21 +92,20 @@ func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (i
 			}
 		}
 		pid, pidfd, err := d.forkIn(cgroupOf(attr), msg, fds)
-		switch {
-		case d.l == nil:
-			return pid, err // the launcher had to go (see forkIn)
-		case errors.Is(err, errNotTaken) && try == 0:
-			// It ended between requests (a command killed it): a new one takes over.
-			d.l.stop()
-			d.l = nil
-			continue
-		case errors.Is(err, errNotTaken) || errors.Is(err, ErrLauncherLost):
-			d.l.stop()
-			d.l = nil
+		if errors.Is(err, errNotTaken) || errors.Is(err, ErrLauncherLost) {
+			if d.l != nil {
+				d.l.stop()
+				d.l = nil
+			}
+			if errors.Is(err, errNotTaken) && try == 0 {
+				continue // it ended between requests (a command killed it): a new one takes over
+			}
 			return 0, err
 		}
 		if attr.Sys != nil && attr.Sys.PidFD != nil {
 			*attr.Sys.PidFD = pidfd
+		} else if pidfd >= 0 {
+			_ = unix.Close(pidfd)
 		}
 		return pid, err
 	}
