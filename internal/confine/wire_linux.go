@@ -109,15 +109,17 @@ func send(fd int, msg []byte, fds []int, deadline time.Time) error {
 			oob = unix.UnixRights(fds...)
 		}
 		for {
-			if err := waitFD(fd, unix.POLLOUT, deadline); err != nil {
-				return err
-			}
 			err := unix.Sendmsg(fd, packet, oob, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 			if err == nil {
 				break
 			}
 			switch err {
-			case unix.EINTR, unix.EAGAIN:
+			case unix.EINTR:
+				continue
+			case unix.EAGAIN:
+				if err := waitFD(fd, unix.POLLOUT, deadline); err != nil {
+					return err
+				}
 				continue
 			case unix.EPIPE, unix.ECONNRESET:
 				return errEOF
@@ -135,15 +137,37 @@ func recv(fd int, deadline time.Time) (msg []byte, fds []int, err error) {
 	buf := make([]byte, packetMax+1)
 	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
 	for first := true; ; first = false {
-		if err := waitFD(fd, unix.POLLIN, deadline); err != nil {
+		n, more, got, err := recvPacket(fd, buf, oob, deadline)
+		if first {
+			fds = got
+		} else {
+			closeAll(got)
+		}
+		if err != nil {
 			closeAll(fds)
 			return nil, nil, err
 		}
-		n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
-		if err == unix.EINTR || err == unix.EAGAIN {
+		msg = append(msg, buf[1:n]...)
+		if !more {
+			return msg, fds, nil
+		}
+	}
+}
+
+// recvPacket reads one packet into buf, and the descriptors that came with it.
+func recvPacket(fd int, buf, oob []byte, deadline time.Time) (n int, more bool, fds []int, err error) {
+	for {
+		var oobn, flags int
+		n, oobn, flags, _, err = unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		if err == unix.EAGAIN {
+			if err = waitFD(fd, unix.POLLIN, deadline); err == nil {
+				continue
+			}
+		}
+		if err == unix.EINTR {
 			continue
 		}
-		if err == nil && first && oobn > 0 {
+		if err == nil && oobn > 0 {
 			fds, err = parseRights(oob[:oobn])
 		}
 		switch {
@@ -156,12 +180,9 @@ func recv(fd int, deadline time.Time) (msg []byte, fds []int, err error) {
 		}
 		if err != nil {
 			closeAll(fds)
-			return nil, nil, err
+			return 0, false, nil, err
 		}
-		msg = append(msg, buf[1:n]...)
-		if buf[0] == 0 {
-			return msg, fds, nil
-		}
+		return n, buf[0] != 0, fds, nil
 	}
 }
 
