@@ -22,9 +22,10 @@ import (
 type Domain struct {
 	policy []byte // what each launcher is told to enter
 
-	// Bounds on the launcher's answers: taking a request, which it does at once unless
-	// it is stopped or gone, and forking, which waits for the program to start running.
-	takeTimeout, forkTimeout time.Duration
+	// Bounds on the launcher's answers: starting and entering the domain; taking a
+	// request, which it does at once unless it is stopped or gone; and forking, which
+	// waits for the program to start running.
+	startTimeout, takeTimeout, forkTimeout time.Duration
 
 	mu     sync.Mutex // serialises requests; held across the round trip
 	l      *launcher  // nil until started, and after it ended
@@ -60,7 +61,7 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 	for _, r := range read {
 		rules = append(rules, rule{r, readOnly})
 	}
-	d := &Domain{policy: encodePolicy(p, rules), takeTimeout: 10 * time.Second, forkTimeout: 2 * time.Minute}
+	d := &Domain{policy: encodePolicy(p, rules), startTimeout: 30 * time.Second, takeTimeout: 5 * time.Second, forkTimeout: 2 * time.Minute}
 	l, err := d.start()
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func (d *Domain) start() (*launcher, error) {
 		_, _ = proc.Wait()
 		close(l.exited)
 	}()
-	deadline := time.Now().Add(d.takeTimeout)
+	deadline := time.Now().Add(d.startTimeout)
 	err = send(l.sock, d.policy, nil, deadline)
 	if err == nil {
 		_, _, err = l.result(deadline)
