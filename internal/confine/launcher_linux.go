@@ -193,9 +193,17 @@ func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, 
 		len(sys.AmbientCaps) > 0 {
 		return nil, nil, errors.New("the launcher cannot start a process with these attributes")
 	}
+	dir := attr.Dir
+	if dir == "" {
+		// Where syscall.ForkExec would start it: the launcher's own is /.
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, nil, err
+		}
+	}
 	var e enc
 	e.str(path)
-	e.str(attr.Dir)
+	e.str(dir)
 	e.strs(argv)
 	e.strs(attr.Env)
 	e.bool(sys.Setsid)
