@@ -211,10 +211,12 @@ func (d *Domain) start() (*launcher, error) {
 // fork has the launcher fork the request msg, sending fds with it. It returns errNotTaken
 // when the launcher never took the request, and ErrLauncherLost when it ended after.
 func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, pidfd int, err error) {
+	// A command may have stopped it (SIGSTOP): it goes on.
+	l.resume()
 	if err := send(l.sock, msg, fds, time.Now().Add(take)); err != nil {
 		return 0, -1, fmt.Errorf("%w: %w", errNotTaken, err)
 	}
-	reply, got, err := recv(l.sock, time.Now().Add(take))
+	reply, got, err := l.recv(time.Now().Add(take))
 	closeAll(got)
 	if err != nil || len(reply) != 1 || reply[0] != replyTaken {
 		return 0, -1, fmt.Errorf("%w: %v", errNotTaken, err)
@@ -230,9 +232,31 @@ func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, p
 	return pid, pidfd, err
 }
 
+// resumeEvery is how often a launcher is told to go on while Boris waits for it.
+const resumeEvery = 250 * time.Millisecond
+
+// recv reads a message from the launcher by the deadline, telling it to go on every
+// resumeEvery meanwhile: a command of its session can stop it at any moment.
+func (l *launcher) recv(deadline time.Time) ([]byte, []int, error) {
+	for {
+		step := time.Now().Add(resumeEvery)
+		if deadline.Before(step) {
+			step = deadline
+		}
+		msg, fds, err := recv(l.sock, step)
+		if err != errTimeout || !time.Now().Before(deadline) {
+			return msg, fds, err
+		}
+		l.resume()
+	}
+}
+
+// resume continues the launcher if it is stopped, and discards a stop on its way.
+func (l *launcher) resume() { _ = l.proc.Signal(syscall.SIGCONT) }
+
 // result reads the launcher's answer: a pid and a pidfd (or -1), or what went wrong.
 func (l *launcher) result(deadline time.Time) (pid, pidfd int, err error) {
-	msg, fds, err := recv(l.sock, deadline)
+	msg, fds, err := l.recv(deadline)
 	if err != nil {
 		return 0, -1, err
 	}
