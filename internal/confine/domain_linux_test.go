@@ -270,24 +270,20 @@ func TestForkExecIntoCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Close(fd)
-	r, w, err := os.Pipe()
+	// It runs until it is killed, so that it is there to be seen.
+	pid, err := d.ForkExec("/bin/sleep", []string{"sleep", "1000"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: fd}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	// It waits for its stdin to close, so that it is there to be seen.
-	pid, err := d.ForkExec("/bin/cat", []string{"cat"}, &syscall.ProcAttr{Files: []uintptr{r.Fd()}, Sys: &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: fd}})
+	procs, err := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
-	procs, _ := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
-	own, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-	stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	w.Close()
+	syscall.Kill(pid, syscall.SIGKILL)
 	var status syscall.WaitStatus
 	syscall.Wait4(pid, &status, 0, nil)
 	if got := strings.Fields(string(procs)); !slices.Equal(got, []string{strconv.Itoa(pid)}) {
-		t.Errorf("the cgroup held %q, want only the process, %d (in %q, %q)", got, pid, own, stat)
+		t.Errorf("the cgroup held %q, want only the process, %d", got, pid)
 	}
 	if run(t, d, "/bin/true") != 0 {
 		t.Errorf("the launcher failed after the fork in a cgroup")
