@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -216,8 +217,8 @@ func launchers(t *testing.T) map[int]bool {
 	return found
 }
 
-// TestBashConfinedLauncherKilled: a command that kills its session's launcher does not
-// keep the next command from running, and a closed session leaves no launcher behind,
+// TestBashConfinedLauncherKilled: a command that kills or stops its session's launcher
+// does not keep the next command from running, and a closed session leaves no launcher behind,
 // running or unreaped. Not parallel: it counts this process's launchers.
 func TestBashConfinedLauncherKilled(t *testing.T) {
 	needLandlock(t, 6)
@@ -228,13 +229,14 @@ func TestBashConfinedLauncherKilled(t *testing.T) {
 	needSignalScope(t, srv)
 	// Only the session's own launcher can be signalled: its forking thread shares the
 	// commands' domain.
-	kill := `for t in /proc/[0-9]*/task/*; do read -r c < "$t/comm" 2>/dev/null && [ "$c" = boris-launcher ] && kill -9 "${t##*/}" 2>/dev/null && echo killed; done; true`
-	for range 2 {
-		if res, out := bash(t, cs, map[string]any{"command": kill}); res.IsError || out.Stdout != "killed\n" {
-			t.Fatalf("bash(%q) = %s, want its launcher killed", kill, textOf(res))
+	signal := `for t in /proc/[0-9]*/task/*; do read -r c < "$t/comm" 2>/dev/null && [ "$c" = boris-launcher ] && kill -%s "${t##*/}" 2>/dev/null && echo signalled; done; true`
+	for _, sig := range []string{"KILL", "STOP", "KILL"} {
+		command := fmt.Sprintf(signal, sig)
+		if res, out := bash(t, cs, map[string]any{"command": command}); res.IsError || out.Stdout != "signalled\n" {
+			t.Fatalf("bash(%q) = %s, want its launcher signalled", command, textOf(res))
 		}
 		if res, out := bash(t, cs, map[string]any{"command": "echo ok"}); res.IsError || out.Stdout != "ok\n" {
-			t.Errorf("after the launcher was killed, bash = %s", textOf(res))
+			t.Errorf("after SIG%s to the launcher, bash = %s", sig, textOf(res))
 		}
 	}
 	ours := launchers(t)
