@@ -4,12 +4,12 @@
 // A [Policy] is decided once at startup: which paths commands may read, write and run, and
 // which kernel features (the Landlock ABI) back it. Each session gets a [Domain] of its own,
 // with its private temporary directory added. Only the processes a Domain starts are
-// confined, never Boris itself: a Domain is one OS thread, locked to a goroutine that never
-// lets go of it, which restricts itself and then does nothing but fork commands. Children
-// inherit the thread's restrictions; the thread ends with its goroutine, so they never
-// reach another goroutine, and the Go runtime never clones a locked thread to make new ones.
-// That costs nothing per command beyond a hand-off to the thread, where a helper program
-// that restricts itself and then execs the shell would cost a second exec every time.
+// confined, never Boris itself, and no thread of Boris is ever in a domain: a Domain is
+// served by a launcher, Boris's own program started again, once per session. One thread of
+// the launcher restricts itself and then does nothing but fork the session's commands, on
+// Boris's behalf and with Boris as their parent (CLONE_PARENT), so that Boris waits for
+// them and tracks them as any other. A command costs one round trip over a socket, where a
+// helper that restricts itself and then execs the shell would cost a second exec every time.
 package confine
 
 import (
@@ -28,7 +28,7 @@ const (
 	Off  = "off"  // never confine
 )
 
-// ErrClosed is returned by [Domain.Launch] once the Domain is closed.
+// ErrClosed is returned by [Domain.ForkExec] once the Domain is closed.
 var ErrClosed = errors.New("confinement domain is closed")
 
 // Options say what a [Policy] should allow.
@@ -281,6 +281,10 @@ func (p *Policy) Paths() bool { return p.paths }
 
 // Network reports whether commands are kept from TCP.
 func (p *Policy) Network() bool { return p.network }
+
+// Signals reports whether commands are kept from signalling processes outside their
+// session's commands (Landlock ABI 6).
+func (p *Policy) Signals() bool { return p.scopeSignal }
 
 // Confined reports whether commands run confined in any way, so that each needs a
 // [Domain].

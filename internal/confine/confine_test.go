@@ -3,13 +3,9 @@ package confine
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func TestNewRefusesWhatTheKernelCannotDo(t *testing.T) {
@@ -89,130 +85,5 @@ func TestPolicyRules(t *testing.T) {
 	}
 	if got := p.Devices(); !slices.Contains(got, "/dev/null") || slices.Contains(got, "/dev/tty") {
 		t.Errorf("Devices() = %q, want /dev/null and not /dev/tty", got)
-	}
-}
-
-// restrictedThreads counts this process's threads with no_new_privs set, which only a
-// Domain's thread sets.
-func restrictedThreads(t *testing.T) int {
-	t.Helper()
-	tasks, err := filepath.Glob("/proc/self/task/*/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err == nil && strings.Contains(string(b), "NoNewPrivs:\t1") {
-			n++
-		}
-	}
-	return n
-}
-
-// TestDomainConfinesOnlyItsThread: the process keeps reading what commands may not, the
-// restriction stays on the Domain's own thread while commands start and the runtime
-// schedules and collects around it, and that thread ends with the Domain.
-func TestDomainConfinesOnlyItsThread(t *testing.T) {
-	if KernelABI() < 1 {
-		t.Skip("no Landlock")
-	}
-	if restrictedThreads(t) != 0 {
-		t.Skip("this process already has no_new_privs")
-	}
-	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte("s"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := New(Options{Mode: On, Dirs: []string{t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := p.Domain(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for range 20 {
-				var status syscall.WaitStatus
-				var pid int
-				var err error
-				if lerr := d.Launch(func() {
-					pid, err = syscall.ForkExec("/bin/cat", []string{"cat", secret}, &syscall.ProcAttr{})
-				}); lerr != nil {
-					t.Error(lerr)
-					return
-				}
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				syscall.Wait4(pid, &status, 0, nil)
-				if status.ExitStatus() == 0 {
-					t.Errorf("a confined cat read %s", secret)
-				}
-				runtime.GC()
-				if _, err := os.ReadFile(secret); err != nil {
-					t.Errorf("the process itself cannot read %s: %v", secret, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if n := restrictedThreads(t); n != 1 {
-		t.Errorf("%d restricted threads while the domain is open, want 1", n)
-	}
-	d.Close()
-	d.Close()
-	// The runtime ends the thread once its goroutine has returned, a moment after Close.
-	for deadline := time.Now().Add(10 * time.Second); restrictedThreads(t) != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d restricted threads 10s after Close, want 0", restrictedThreads(t))
-		}
-	}
-	if err := d.Launch(func() {}); err != ErrClosed {
-		t.Errorf("Launch after Close = %v, want ErrClosed", err)
-	}
-}
-
-// BenchmarkLaunch is what confinement adds to starting a command: the hand-off to the
-// domain's thread and back.
-func BenchmarkLaunch(b *testing.B) {
-	if KernelABI() < 1 {
-		b.Skip("no Landlock")
-	}
-	p, err := New(Options{Mode: On, Dirs: []string{b.TempDir()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := p.Domain(nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	for b.Loop() {
-		if err := d.Launch(func() {}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkDomain is the cost of a session's first confined command: making its domain.
-func BenchmarkDomain(b *testing.B) {
-	if KernelABI() < 1 {
-		b.Skip("no Landlock")
-	}
-	p, err := New(Options{Mode: On, Dirs: []string{b.TempDir()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		d, err := p.Domain(nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d.Close()
 	}
 }

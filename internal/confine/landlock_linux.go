@@ -3,8 +3,6 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -100,93 +98,9 @@ func unsupported() string {
 	}
 }
 
-// Domain is one Landlock domain: the commands it starts, and their children, may reach
-// only what its [Policy] and the session's own paths allow. Close it when the session
-// ends.
-type Domain struct {
-	work chan func()
-	quit chan struct{}
-	done chan struct{} // closed when the thread has ended
-	once sync.Once
-}
-
-// Domain makes a new Domain: what p allows, plus write (read, write and run beneath)
-// and read (read only) for this domain's commands alone. Paths that do not exist are
-// left out. The first Domain makes Boris's process undumpable, so that commands, which
-// lose CAP_SYS_PTRACE, cannot trace it or read its memory or environment.
-func (p *Policy) Domain(write, read []string) (*Domain, error) {
-	if !p.Confined() {
-		return nil, errors.New("commands are not confined")
-	}
-	rules := slices.Clone(p.rules)
-	for _, w := range write {
-		rules = append(rules, rule{w, readWrite})
-	}
-	for _, r := range read {
-		rules = append(rules, rule{r, readOnly})
-	}
-	if err := undumpable(); err != nil {
-		return nil, err
-	}
-	d := &Domain{work: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
-	ready := make(chan error, 1)
-	go d.serve(p, rules, ready)
-	if err := <-ready; err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// serve restricts the thread it runs on, then runs what [Domain.Launch] hands it until
-// the Domain closes. It never unlocks the thread, so the thread ends with it.
-func (d *Domain) serve(p *Policy, rules []rule, ready chan<- error) {
-	runtime.LockOSThread()
-	if unix.Gettid() == unix.Getpid() {
-		// The main thread: the runtime never ends it, and it is the process as /proc and
-		// kill(2) see it. Move on to another thread; holding this one meanwhile keeps the
-		// new goroutine off it.
-		go d.serve(p, rules, ready)
-		runtime.UnlockOSThread()
-		return
-	}
-	defer close(d.done)
-	if err := restrictThread(p, rules); err != nil {
-		ready <- err
-		return
-	}
-	ready <- nil
-	for {
-		select {
-		case f := <-d.work:
-			f()
-		case <-d.quit:
-			return
-		}
-	}
-}
-
-// Launch runs start, which starts a process, on the Domain's thread, so that the process
-// is confined, and returns once start has returned.
-func (d *Domain) Launch(start func()) error {
-	ran := make(chan struct{})
-	select {
-	case d.work <- func() { defer close(ran); start() }:
-	case <-d.quit:
-		return ErrClosed
-	}
-	<-ran
-	return nil
-}
-
-// Close ends the Domain's thread. Processes it started keep running, confined. It is safe
-// to call more than once.
-func (d *Domain) Close() {
-	d.once.Do(func() { close(d.quit) })
-	<-d.done
-}
-
 // restrictThread puts the calling thread, which must be locked to its goroutine and never
-// unlocked, into a new Landlock domain allowing rules.
+// unlocked, into a new Landlock domain allowing rules. Only a launcher calls it, never
+// Boris.
 func restrictThread(p *Policy, rules []rule) error {
 	attr := unix.LandlockRulesetAttr{}
 	if p.paths {
@@ -229,19 +143,10 @@ func restrictThread(p *Policy, rules []rule) error {
 	return nil
 }
 
-// undumpable makes Boris's process not dumpable, once: only a process with
-// CAP_SYS_PTRACE may then trace it or read its memory and environment through /proc.
-var undumpable = sync.OnceValue(func() error {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("making the server undumpable: %w", err)
-	}
-	return nil
-})
-
 // dropPtrace takes CAP_SYS_PTRACE from the calling thread, and so from the commands it
-// starts, set-user-ID programs included. A Domain's thread shares its domain with the
-// commands, and Landlock lets a process trace another in its own domain; with Boris
-// undumpable, a command cannot then reach into Boris through that thread.
+// starts, set-user-ID programs included. A launcher's forking thread shares its domain
+// with the commands, and Landlock lets a process trace another in its own domain; with
+// the launcher undumpable, a command cannot then reach into it through that thread.
 func dropPtrace() error {
 	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && err != unix.EPERM {
 		return fmt.Errorf("dropping CAP_SYS_PTRACE: %w", err)

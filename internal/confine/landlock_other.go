@@ -2,7 +2,10 @@
 
 package confine
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 func kernelABI() int { return 0 }
 
@@ -18,9 +21,9 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 	return nil, errors.New("commands cannot be confined: " + unsupported())
 }
 
-// Launch fails: a Domain cannot be made on this system.
-func (d *Domain) Launch(start func()) error {
-	return errors.New("commands cannot be confined: " + unsupported())
+// ForkExec fails: a Domain cannot be made on this system.
+func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	return 0, errors.New("commands cannot be confined: " + unsupported())
 }
 
 // Close does nothing.

@@ -16,6 +16,7 @@ import (
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/pathscope"
+	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 )
 
@@ -296,11 +297,11 @@ type confinement struct {
 }
 
 // Launcher returns what starts the session's commands (a shell.Command's Launch): nil when
-// they run unconfined, else the launcher of the session's confinement domain. The domain
-// is made on first use, with a private temporary directory that commands may write in,
-// and that the session's TMPDIR names from then on; it and its processes' access end with
-// the session.
-func (s *Session) Launcher() (func(start func()) error, error) {
+// they run unconfined, else what forks them in the session's confinement domain. The
+// domain is made on first use, with a private temporary directory that commands may write
+// in, and that the session's TMPDIR names from then on; it and its processes' access end
+// with the session.
+func (s *Session) Launcher() (shell.ForkExec, error) {
 	if s.policy == nil || !s.policy.Confined() {
 		return nil, nil
 	}
@@ -314,7 +315,7 @@ func (s *Session) Launcher() (func(start func()) error, error) {
 	if s.confine.err != nil {
 		return nil, s.confine.err
 	}
-	return s.confine.domain.Launch, nil
+	return s.confine.domain.ForkExec, nil
 }
 
 func (s *Session) newDomain() (*confine.Domain, error) {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,11 +54,14 @@ type Command struct {
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
-	// Launch, if set, is given the function that starts the shell, and runs it before
-	// returning: a confinement domain runs it on a thread of its own, so that the shell
-	// and everything it starts are confined. An error means the shell was not started.
-	Launch func(start func()) error
+	// Launch, if set, starts the shell instead of syscall.ForkExec, taking and returning
+	// what it does: a confinement domain starts it in the domain, so that the shell and
+	// everything it starts are confined. This process must be the shell's parent.
+	Launch ForkExec
 }
+
+// ForkExec starts a process as syscall.ForkExec does.
+type ForkExec func(path string, argv []string, attr *syscall.ProcAttr) (pid int, err error)
 
 // Stream names an output stream.
 type Stream int
@@ -146,6 +150,60 @@ func Run(ctx context.Context, c Command) (*Process, Result, error) {
 
 // Start starts c in its own session and process group, with no controlling terminal.
 func Start(c Command) (*Process, error) {
+	c = c.withDefaults()
+	p := newProcess(c)
+	inv, err := wrap(c)
+	if err != nil {
+		return nil, err
+	}
+	p.script = inv.script
+	devNull, err := openDevNull()
+	if err != nil {
+		return nil, err
+	}
+	// The report goes to a file, not a pipe: it is complete once the shell has exited,
+	// so reading it needs no wakeup per write and no wait for an EOF that a leftover
+	// process could hold back.
+	if inv.reported {
+		if p.report, err = newReportFile(c.StateDir); err != nil {
+			removeScript(p.script)
+			return nil, err
+		}
+	}
+	writeEnds := [2]int{-1, -1}
+	err = p.openFDs(&writeEnds)
+	if err == nil {
+		// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
+		files := []uintptr{devNull.Fd(), uintptr(writeEnds[0]), uintptr(writeEnds[1])}
+		if p.report != nil {
+			files = append(files, p.report.Fd())
+		}
+		err = p.spawn(c, inv, files)
+	}
+	closeFD(&writeEnds[0])
+	closeFD(&writeEnds[1])
+	if err != nil {
+		p.closeFDs()
+		if p.report != nil {
+			_ = p.report.Close()
+		}
+		removeScript(p.script)
+		return nil, err
+	}
+	if p.pidfd < 0 {
+		// No pidfd: a goroutine waits instead, and wakes the poll once the shell is reaped.
+		go func() {
+			var ws syscall.WaitStatus
+			err := wait4(p.pid, &ws)
+			p.setExited(ws, err != nil)
+			p.wake()
+		}()
+	}
+	return p, nil
+}
+
+// withDefaults fills in the fields of c left zero.
+func (c Command) withDefaults() Command {
 	if c.Grace <= 0 {
 		c.Grace = DefaultGrace
 	}
@@ -155,6 +213,14 @@ func Start(c Command) (*Process, error) {
 	if c.Name == "" {
 		c.Name = "cmd-" + randomHex(4)
 	}
+	if c.MaxSpillFile == 0 {
+		c.MaxSpillFile = DefaultMaxSpillFile
+	}
+	return c
+}
+
+// newProcess returns the Process of c, not yet started.
+func newProcess(c Command) *Process {
 	spill := func(stream string) string {
 		if c.StateDir == "" {
 			return ""
@@ -176,53 +242,28 @@ func Start(c Command) (*Process, error) {
 		waited:      make(chan struct{}),
 		readersDone: make(chan struct{}),
 	}
-	if c.MaxSpillFile == 0 {
-		c.MaxSpillFile = DefaultMaxSpillFile
-	}
 	p.Stdout.SetMaxFile(c.MaxSpillFile)
 	p.Stderr.SetMaxFile(c.MaxSpillFile)
-	inv, err := wrap(c)
-	if err != nil {
-		return nil, err
-	}
-	p.script = inv.script
-	devNull, err := openDevNull()
-	if err != nil {
-		return nil, err
-	}
-	// The report goes to a file, not a pipe: it is complete once the shell has exited,
-	// so reading it needs no wakeup per write and no wait for an EOF that a leftover
-	// process could hold back.
-	if inv.reported {
-		if p.report, err = newReportFile(c.StateDir); err != nil {
-			removeScript(p.script)
-			return nil, err
-		}
-	}
-	writeEnds := [2]int{-1, -1}
-	fail := func(err error) (*Process, error) {
-		closeFD(&writeEnds[0])
-		closeFD(&writeEnds[1])
-		p.closeFDs()
-		if p.report != nil {
-			_ = p.report.Close()
-		}
-		removeScript(p.script)
-		return nil, err
-	}
+	return p
+}
+
+// openFDs opens the output pipes, whose write ends it puts in writeEnds, and the wakeup
+// descriptors.
+func (p *Process) openFDs(writeEnds *[2]int) error {
+	var err error
 	for i := range p.pipes {
 		if p.pipes[i], writeEnds[i], err = pipe(); err != nil {
-			return fail(fmt.Errorf("creating a pipe: %w", err))
+			return fmt.Errorf("creating a pipe: %w", err)
 		}
 	}
 	if p.wakeFD, p.wakeW, err = newWaker(); err != nil {
-		return fail(fmt.Errorf("creating a wakeup descriptor: %w", err))
+		return fmt.Errorf("creating a wakeup descriptor: %w", err)
 	}
-	// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
-	files := []uintptr{devNull.Fd(), uintptr(writeEnds[0]), uintptr(writeEnds[1])}
-	if p.report != nil {
-		files = append(files, p.report.Fd())
-	}
+	return nil
+}
+
+// spawn starts the shell of c as inv says, with files as its descriptors.
+func (p *Process) spawn(c Command, inv invocation, files []uintptr) error {
 	// Its own session, so its own process group, and no controlling terminal: when Boris
 	// runs in a terminal, sudo, ssh and the like fail at once instead of prompting there.
 	sys := &syscall.SysProcAttr{Setsid: true}
@@ -235,43 +276,24 @@ func Start(c Command) (*Process, error) {
 	// watched through the pidfd (or by a goroutine in wait4 where there is none), and
 	// exec's per-call work (copying the environment into a map to deduplicate it, opening
 	// /dev/null) is not needed here.
-	attr := &syscall.ProcAttr{
-		Dir:   c.Dir,
-		Env:   inv.env,
-		Files: files,
-		Sys:   sys,
-	}
+	attr := &syscall.ProcAttr{Dir: c.Dir, Env: inv.env, Files: files, Sys: sys}
 	argv := append([]string{filepath.Base(c.Shell)}, inv.args...)
-	var pid int
-	start := func() {
-		pid, err = syscall.ForkExec(c.Shell, argv, attr)
-		if err != nil && fam.withoutCgroup(sys) {
-			pid, err = syscall.ForkExec(c.Shell, argv, attr) // a kernel without clone3 into a cgroup
-		}
+	forkExec := c.Launch
+	if forkExec == nil {
+		forkExec = syscall.ForkExec
 	}
-	if c.Launch == nil {
-		start()
-	} else if lerr := c.Launch(start); lerr != nil {
-		err = lerr
+	pid, err := forkExec(c.Shell, argv, attr)
+	var errno syscall.Errno
+	if err != nil && errors.As(err, &errno) && fam.withoutCgroup(sys) {
+		pid, err = forkExec(c.Shell, argv, attr) // a kernel without clone3 into a cgroup
 	}
 	if err != nil {
 		fam.failed()
-		return fail(fmt.Errorf("starting %s in %s: %w", c.Shell, c.Dir, err))
+		return fmt.Errorf("starting %s in %s: %w", c.Shell, c.Dir, err)
 	}
 	fam.started(pid)
-	closeFD(&writeEnds[0])
-	closeFD(&writeEnds[1])
 	p.pid, p.pgid, p.start, p.fam = pid, pid, time.Now(), fam
-	if p.pidfd < 0 {
-		// No pidfd: a goroutine waits instead, and wakes the poll once the shell is reaped.
-		go func() {
-			var ws syscall.WaitStatus
-			err := wait4(pid, &ws)
-			p.setExited(ws, err != nil)
-			p.wake()
-		}()
-	}
-	return p, nil
+	return nil
 }
 
 // PGID returns the command's process group id.
@@ -284,35 +306,7 @@ func (p *Process) PGID() int { return p.pgid }
 // Wait must be called exactly once: it is what reads the output and reaps the shell.
 func (p *Process) Wait(ctx context.Context) Result {
 	defer close(p.waited)
-	var res Result
-	var stopCause error
-	stopped := make(chan struct{})
-	var watching func() bool
-	if ctx.Err() != nil {
-		// Stopped before it was waited for: it does not count as run to its end, however
-		// quickly it might have finished.
-		stopCause = context.Cause(ctx)
-		p.Stop()
-		close(stopped)
-		watching = func() bool { return false }
-	} else {
-		watching = context.AfterFunc(ctx, func() {
-			defer p.wake()
-			defer close(stopped)
-			select {
-			case <-p.exited: // it finished at the same moment: not stopped
-			default:
-				stopCause = context.Cause(ctx)
-				p.Stop()
-			}
-		})
-	}
-	p.pump(func() bool { return isClosed(p.exited) }, time.Time{})
-	if !watching() {
-		// The group is being stopped: keep reading until that is done.
-		p.pump(func() bool { return isClosed(stopped) }, time.Time{})
-		res.Stopped = stopCause
-	}
+	stopped := p.waitExit(ctx)
 	removeScript(p.script) // the shell has read all it will
 	held := !p.pump(p.readAll, time.Now().Add(p.drain))
 	p.Stdout.Close()
@@ -324,8 +318,47 @@ func (p *Process) Wait(ctx context.Context) Result {
 	} else {
 		close(p.readersDone)
 	}
+	res := p.exitResult()
+	res.Stopped = stopped
+	reap(p.pgid)
+	res.Lingering = held || groupAlive(p.pgid) || p.fam.alive()
+	return res
+}
 
-	res.Duration = p.exitedAt.Sub(p.start)
+// waitExit reads the output until the shell has exited. When ctx is done first, it stops
+// the whole group and returns context.Cause(ctx) once that is done; else nil.
+func (p *Process) waitExit(ctx context.Context) error {
+	if ctx.Err() != nil {
+		// Stopped before it was waited for: it does not count as run to its end, however
+		// quickly it might have finished.
+		p.Stop()
+		p.pump(func() bool { return isClosed(p.exited) }, time.Time{})
+		return context.Cause(ctx)
+	}
+	var stopCause error
+	stopped := make(chan struct{})
+	watching := context.AfterFunc(ctx, func() {
+		defer p.wake()
+		defer close(stopped)
+		select {
+		case <-p.exited: // it finished at the same moment: not stopped
+		default:
+			stopCause = context.Cause(ctx)
+			p.Stop()
+		}
+	})
+	p.pump(func() bool { return isClosed(p.exited) }, time.Time{})
+	if watching() {
+		return nil
+	}
+	// The group is being stopped: keep reading until that is done.
+	p.pump(func() bool { return isClosed(stopped) }, time.Time{})
+	return stopCause
+}
+
+// exitResult is how the shell ended, and the state it reported, once it has exited.
+func (p *Process) exitResult() Result {
+	res := Result{Duration: p.exitedAt.Sub(p.start)}
 	switch {
 	case p.lost:
 		res.ExitCode = -1 // the status was lost: nothing to report but that
@@ -343,8 +376,6 @@ func (p *Process) Wait(ctx context.Context) Result {
 			res.Env, res.TooLarge = fitEnv(p.env, sessionEnv(p.env, env))
 		}
 	}
-	reap(p.pgid)
-	res.Lingering = held || groupAlive(p.pgid) || p.fam.alive()
 	return res
 }
 

@@ -22,6 +22,7 @@ import (
 //
 //	go test -run '^$' -bench 'Bash(True|RawSpawn)$|TaskList' -benchtime 1000x ./internal/tools
 //	go test -run '^$' -bench 'BashTrue(Confined)?$' -benchtime 1000x -count 5 ./internal/tools
+//	go test -run '^$' -bench 'BashTrueConfinedAdded' -benchtime 1000x -count 3 ./internal/tools
 //	go test -run '^$' -bench 'Flood' -benchtime 1x ./internal/tools
 //
 // Target: bash adds under 0.5 ms, at most 1.3x the raw spawn. Here the SDK client's own
@@ -52,6 +53,29 @@ func BenchmarkBashTrueConfined(b *testing.B) {
 			b.Fatal(textOf(res))
 		}
 	}
+}
+
+// BenchmarkBashTrueConfinedAdded is what confinement adds to a call: each iteration runs
+// `bash true` on a confined server and on an unconfined one, in turn, so that the host's
+// load weighs on both alike (added-µs/call: target at most 500).
+func BenchmarkBashTrueConfinedAdded(b *testing.B) {
+	needLandlock(b, 1)
+	plain := connectB(b)
+	confined := connectB(b, func(c *config.Config) { c.AllowDirs = []string{c.Workdir} })
+	var took [2]time.Duration
+	for b.Loop() {
+		for i, cs := range []*mcp.ClientSession{plain, confined} {
+			start := time.Now()
+			if res := callB(b, cs, "bash", map[string]any{"command": "true"}); res.IsError {
+				b.Fatal(textOf(res))
+			}
+			took[i] += time.Since(start)
+		}
+	}
+	perCall := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+	b.ReportMetric(perCall(took[0]), "unconfined-µs/call")
+	b.ReportMetric(perCall(took[1]), "confined-µs/call")
+	b.ReportMetric(perCall(took[1]-took[0]), "added-µs/call")
 }
 
 func BenchmarkBashRawSpawn(b *testing.B) {

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -9,7 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/server"
@@ -104,17 +108,35 @@ func TestBashConfinedToAllowedDirs(t *testing.T) {
 	}
 }
 
-// TestBashConfinedCannotReachTheServer: commands cannot signal Boris or trace any of its
-// threads, the domain's own included.
+// needSignalScope skips the test unless commands are kept from signalling outside their
+// session under cfg.
+func needSignalScope(t *testing.T, srv *server.Server) {
+	t.Helper()
+	if !srv.Confinement().Signals() {
+		t.Skip("this kernel cannot keep commands from signalling (Landlock ABI 6, with its signal erratum fixed)")
+	}
+}
+
+// TestBashConfinedCannotReachTheServer: commands cannot signal Boris, nor any of its
+// threads, nor trace any of them. Boris is their parent.
 func TestBashConfinedCannotReachTheServer(t *testing.T) {
 	t.Parallel()
 	needLandlock(t, 6)
 	cfg := testConfig(t)
 	cfg.AllowDirs = []string{cfg.Workdir}
-	cs, _ := connect(t, cfg, nil)
+	cs, srv := connect(t, cfg, nil)
+	needSignalScope(t, srv)
 	pid := strconv.Itoa(os.Getpid())
+	// Every thread, as kill(2) takes a thread's id too and a fatal signal to one thread
+	// ends the whole process.
+	threads := `n=0; for t in /proc/$PPID/task/*; do n=$((n+1)); kill -0 "${t##*/}" 2>/dev/null && echo "reached ${t##*/}"; done; echo "parent $PPID threads $n"`
+	res, out := bash(t, cs, map[string]any{"command": threads})
+	if res.IsError || strings.Contains(out.Stdout, "reached") || !strings.Contains(out.Stdout, "parent "+pid+" threads") || strings.Contains(out.Stdout, "threads 0") {
+		t.Errorf("bash(%q) = %s; want the command's parent to be %s, and none of its threads reached", threads, textOf(res), pid)
+	}
 	for _, command := range []string{
 		"kill -0 " + pid,
+		"kill -0 $PPID",
 		`/usr/bin/python3 -c 'import ctypes, os, sys; l = ctypes.CDLL(None, use_errno=True); sys.exit(0 if any(l.ptrace(16, int(t), 0, 0) == 0 for t in os.listdir("/proc/` + pid + `/task")) else 1)'`,
 	} {
 		if strings.Contains(command, "python3") {
@@ -125,6 +147,109 @@ func TestBashConfinedCannotReachTheServer(t *testing.T) {
 		res, out := bash(t, cs, map[string]any{"command": command})
 		if res.IsError || *out.ExitCode == 0 {
 			t.Errorf("bash(%q) = %s, want a failure", command, textOf(res))
+		}
+	}
+}
+
+// TestBashConfinedSignalsOnlyItsSession: a command can signal its own session's
+// background task, and a command of another session cannot.
+func TestBashConfinedSignalsOnlyItsSession(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 6)
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	a, srv := connect(t, cfg, nil)
+	needSignalScope(t, srv)
+	b := connectAgain(t, srv)
+	id := startTask(t, b, "echo $$; exec sleep 1000")
+	var pid string
+	for pid == "" {
+		_, o := taskOutput(t, b, id, 5000)
+		if !o.Running {
+			t.Fatalf("the task ended: %+v", o)
+		}
+		pid = strings.TrimSpace(o.Stdout)
+	}
+	if res, out := bash(t, a, map[string]any{"command": "kill -0 " + pid}); res.IsError || *out.ExitCode == 0 {
+		t.Errorf("another session's command signalled the task: %s", textOf(res))
+	}
+	if res, out := bash(t, b, map[string]any{"command": "kill " + pid}); res.IsError || *out.ExitCode != 0 {
+		t.Errorf("the task's own session could not signal it: %s", textOf(res))
+	}
+	if _, o := taskOutput(t, b, id, 5000); o.Running || o.Signal != "SIGTERM" {
+		t.Errorf("after kill, the task is %+v; want it ended by SIGTERM", o)
+	}
+}
+
+// connectAgain connects another client to srv; it is closed when the test ends.
+func connectAgain(t *testing.T, srv *server.Server) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.MCP().Connect(t.Context(), st, nil); err != nil {
+		t.Fatalf("server Connect: %v", err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatalf("client Connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// launchers returns the launchers among this process's children, as /proc shows them.
+func launchers(t *testing.T) map[int]bool {
+	t.Helper()
+	found := map[int]bool{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		dir := filepath.Dir(f)
+		b, err := os.ReadFile(f)
+		argv, err2 := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil || err2 != nil || !strings.HasPrefix(string(argv), "boris-launcher\x00") {
+			continue
+		}
+		s := string(b)
+		if fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			pid, _ := strconv.Atoi(filepath.Base(dir))
+			found[pid] = true
+		}
+	}
+	return found
+}
+
+// TestBashConfinedLauncherKilled: a command that kills or stops its session's launcher
+// does not keep the next command from running, and a closed session leaves no launcher behind,
+// running or unreaped. Not parallel: it counts this process's launchers.
+func TestBashConfinedLauncherKilled(t *testing.T) {
+	needLandlock(t, 6)
+	before := launchers(t)
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cs, srv := connect(t, cfg, nil)
+	needSignalScope(t, srv)
+	// Only the session's own launcher can be signalled: its forking thread shares the
+	// commands' domain.
+	signal := `for t in /proc/[0-9]*/task/*; do read -r c < "$t/comm" 2>/dev/null && [ "$c" = boris-launcher ] && kill -%s "${t##*/}" 2>/dev/null && echo signalled; done; true`
+	for _, sig := range []string{"KILL", "STOP", "KILL"} {
+		command := fmt.Sprintf(signal, sig)
+		if res, out := bash(t, cs, map[string]any{"command": command}); res.IsError || out.Stdout != "signalled\n" {
+			t.Fatalf("bash(%q) = %s, want its launcher signalled", command, textOf(res))
+		}
+		if res, out := bash(t, cs, map[string]any{"command": "echo ok"}); res.IsError || out.Stdout != "ok\n" {
+			t.Errorf("after SIG%s to the launcher, bash = %s", sig, textOf(res))
+		}
+	}
+	ours := launchers(t)
+	for pid := range before {
+		delete(ours, pid)
+	}
+	if len(ours) != 1 {
+		t.Errorf("launchers of this session: %v, want one", ours)
+	}
+	srv.Close()
+	for pid := range ours {
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Errorf("launcher %d after the session closed: kill -0 = %v, want ESRCH (ended and reaped)", pid, err)
 		}
 	}
 }
