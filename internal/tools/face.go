@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Tool sets (--tools).
@@ -58,16 +59,20 @@ var claudeFace = face{
 	},
 }
 
-// viewFollowUp is the follow-up a truncation marker names for reading omitted lines.
-var viewFollowUp = regexp.MustCompile(`Read them with view \(path (\S+), view_range \[(\d+), (\d+)\]\) or bash:`)
+// viewFollowUp is the follow-up a truncation marker names for reading omitted lines,
+// compiled when first needed rather than at every start.
+var viewFollowUp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Read them with view \(path (\S+), view_range \[(\d+), (\d+)\]\) or bash:`)
+})
 
 // claudeFollowUp names Read and Bash in truncation markers instead of view and bash.
 func claudeFollowUp(s string) string {
-	if !viewFollowUp.MatchString(s) {
+	re := viewFollowUp()
+	if !re.MatchString(s) {
 		return s
 	}
-	return viewFollowUp.ReplaceAllStringFunc(s, func(m string) string {
-		g := viewFollowUp.FindStringSubmatch(m)
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		g := re.FindStringSubmatch(m)
 		first, _ := strconv.Atoi(g[2])
 		last, _ := strconv.Atoi(g[3])
 		return fmt.Sprintf("Read them with Read (file_path %s, offset %d, limit %d) or Bash:", g[1], first, last-first+1)
