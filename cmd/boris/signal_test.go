@@ -17,6 +17,6 @@ func TestNotifyContext(t *testing.T) {
 	}
 	<-ctx.Done()
 	stop()
-	stop() // twice is fine
+	stop()                              // twice is fine
 	signalsCaught(context.Background()) // a context without signals does not wait
 }

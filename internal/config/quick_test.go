@@ -94,7 +94,9 @@ func TestQuickParseAgreesWithKong(t *testing.T) {
 			t.Errorf("quickParse left %q to kong", plain)
 		}
 	}
-	if _, ok := quickParse(nil, func(k string) string { return map[string]string{"BORIS_TRANSPORT": "stdio", "BORIS_DENY_DIRS": ".env,**/*.{pem,key}"}[k] }); !ok {
+	if _, ok := quickParse(nil, func(k string) string {
+		return map[string]string{"BORIS_TRANSPORT": "stdio", "BORIS_DENY_DIRS": ".env,**/*.{pem,key}"}[k]
+	}); !ok {
 		t.Error("quickParse left plain variables to kong")
 	}
 }
