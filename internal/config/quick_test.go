@@ -42,7 +42,7 @@ func TestQuickParseAgreesWithKong(t *testing.T) {
 		}
 	})
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 3000 {
+	for range 1500 {
 		var in input
 		in.env = map[string]string{}
 		for range r.IntN(5) {
