@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mjkoo/boris/internal/config"
@@ -26,7 +27,7 @@ func main() {
 	tuneGC(os.Getenv, os.ReadFile)
 	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like
 	// SIGTERM, with the same cleanup: every command it started is stopped.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stderr, "boris: generated bearer token (send 'Authorization: Bearer <token>'): %s\n", cfg.Token)
 	}
 
+	signalsCaught(ctx)
 	if cfg.Transport == "stdio" {
 		log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir, "landlock", confine.Describe())
 		if cfg.WatchAddr != "" && srv.Watch() != nil {
@@ -93,23 +95,68 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return srv.Serve(ctx, ln)
 }
 
-// tuneGC collects garbage less often than Go's default, unless GOGC or GOMEMLIMIT says
-// otherwise. Boris's live heap is small, and each protocol message leaves tens of kB of
-// decoding buffers behind, so at the default the collector runs every few calls. 200
-// saves most of that CPU while the peak memory stays near the default's (400 saved a
-// little more CPU, within the noise of a call, for half again as much memory). A soft
-// limit brings the default back as the heap nears it: 64 MiB, or half the container's
-// memory if that is less.
+// notifyContext is signal.NotifyContext, except that it starts catching the signals in
+// the background, because that waits for the runtime to start a thread for signals (0.5
+// to over 1 ms at a cold start on a busy host). Until then a signal has its default
+// effect, ending the process at once, which is harmless while nothing has been served:
+// [signalsCaught] waits for the signals to be caught before serving.
+func notifyContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	caught, stopped, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, sigs...)
+		defer signal.Stop(ch)
+		close(caught)
+		select {
+		case <-ch:
+			cancel()
+			<-stopped // later signals stay caught, and ignored, until stop
+		case <-stopped:
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			close(stopped)
+			<-done
+			cancel()
+		})
+	}
+	return context.WithValue(ctx, signalsKey{}, caught), stop
+}
+
+// signalsKey is the context key of the channel that notifyContext closes once the
+// signals are caught.
+type signalsKey struct{}
+
+// signalsCaught waits until the signals of a context from notifyContext are caught.
+func signalsCaught(ctx context.Context) {
+	if caught, ok := ctx.Value(signalsKey{}).(chan struct{}); ok {
+		<-caught
+	}
+}
+
+// tuneGC sets a soft memory limit, unless GOGC or GOMEMLIMIT says otherwise: 64 MiB, or
+// half the container's memory if that is less, so that the collector works harder as the
+// heap nears it (a large file being edited, many sessions) rather than let it grow to the
+// container's hard limit. The collector otherwise runs at Go's default, GOGC=100: at 200
+// a call that starts no process cost about a third less CPU, for about 4 MiB more
+// resident memory (see the README's Performance section). Reading the container's limit
+// from the cgroup files takes most of a millisecond, so it is done beside the start, not
+// before it: the heap is small until the first calls.
 func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := int64(64 << 20)
-	if c := containerMemory(readFile); c > 0 && c/2 < limit {
-		limit = c / 2
-	}
-	debug.SetGCPercent(200)
-	debug.SetMemoryLimit(limit)
+	go func() {
+		limit := int64(64 << 20)
+		if c := containerMemory(readFile); c > 0 && c/2 < limit {
+			limit = c / 2
+		}
+		debug.SetMemoryLimit(limit)
+	}()
 }
 
 // containerMemory returns the memory limit of this process's cgroup (v2, else v1), or 0

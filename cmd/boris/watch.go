@@ -154,7 +154,11 @@ func follow(ctx context.Context, url, token string, last *string, p *printer) (b
 	return got, errors.New("the server closed the stream")
 }
 
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-_]`)
+// ansi matches terminal escape sequences. It is compiled when first needed: the server
+// never does.
+var ansi = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-_]`)
+})
 
 // printer writes events compactly: one line per call (its outcome on the same line when
 // it ends quickly), output indented below it.
@@ -243,7 +247,7 @@ func (p *printer) event(e watch.Event) {
 		if e.Task == "" {
 			p.callLine(e.Call, "")
 		}
-		text := p.partial[key] + ansi.ReplaceAllString(e.Text, "")
+		text := p.partial[key] + ansi().ReplaceAllString(e.Text, "")
 		lines := strings.Split(text, "\n")
 		p.partial[key] = lines[len(lines)-1]
 		for _, l := range lines[:len(lines)-1] {

@@ -163,8 +163,24 @@ type cli struct {
 // returns a validated Config. Help and version text go to stdout; then Parse returns
 // [ErrExit]. Any other error is one line fit to show a user.
 func Parse(args []string, getenv func(string) string, version string, stdout io.Writer) (Config, error) {
-	var c cli
-	exited := false
+	c, ok := quickParse(args, getenv)
+	if !ok {
+		var exited bool
+		var err error
+		c, exited, err = kongParse(args, getenv, version, stdout)
+		if exited {
+			return Config{}, ErrExit
+		}
+		if err != nil {
+			return Config{}, err
+		}
+	}
+	return c.config(getenv, version)
+}
+
+// kongParse reads args and the environment with kong, which also prints help and the
+// version (then exited is true) and words every error.
+func kongParse(args []string, getenv func(string) string, version string, stdout io.Writer) (c cli, exited bool, err error) {
 	parser, err := kong.New(&c,
 		kong.Name("boris"),
 		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search. 'boris watch [URL]' follows a server's live view of tool calls in a terminal."),
@@ -179,13 +195,7 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 		panic(err) // the model above is wrong: a programmer mistake
 	}
 	_, err = parser.Parse(args)
-	if exited {
-		return Config{}, ErrExit
-	}
-	if err != nil {
-		return Config{}, err
-	}
-	return c.config(getenv, version)
+	return c, exited, err
 }
 
 // Default returns the Config that an empty command line and environment give: every
@@ -198,8 +208,29 @@ func Default() Config {
 	return cfg
 }
 
+// config checks what was parsed and makes the Config of it.
 func (c *cli) config(getenv func(string) string, version string) (Config, error) {
-	cfg := Config{
+	cfg := c.settings(version)
+	checks := []func(*Config) error{
+		c.network,
+		c.limits,
+		c.logLevel,
+		func(cfg *Config) error { return c.paths(cfg, getenv) },
+		c.watch,
+		func(cfg *Config) error { return c.token(cfg, getenv) },
+	}
+	for _, check := range checks {
+		if err := check(&cfg); err != nil {
+			return Config{}, err
+		}
+	}
+	return cfg, nil
+}
+
+// settings copies the settings that need no checking and sets the fixed defaults. It is
+// one long table of fields.
+func (c *cli) settings(version string) Config {
+	return Config{
 		Transport:             c.Transport,
 		Host:                  c.Host,
 		Port:                  c.Port,
@@ -232,40 +263,53 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		MaxSpillFile:          DefaultMaxSpillFile,
 		MaxSpillTotal:         DefaultMaxSpillTotal,
 	}
+}
+
+// network checks the address to listen on.
+func (c *cli) network(*Config) error {
 	if c.Port < 0 || c.Port > 65535 {
-		return Config{}, fmt.Errorf("--port %d is not a TCP port (0-65535)", c.Port)
+		return fmt.Errorf("--port %d is not a TCP port (0-65535)", c.Port)
 	}
 	if c.Host == "" || (net.ParseIP(c.Host) == nil && c.Host != "localhost") {
 		if _, err := net.LookupHost(c.Host); c.Host == "" || err != nil {
-			return Config{}, fmt.Errorf("--host %q is not an address this machine can listen on", c.Host)
+			return fmt.Errorf("--host %q is not an address this machine can listen on", c.Host)
 		}
 	}
+	return nil
+}
+
+// limits checks and sets the timeouts, sizes and counts.
+func (c *cli) limits(cfg *Config) error {
 	if c.Timeout <= 0 {
-		return Config{}, fmt.Errorf("--timeout must be a positive number of seconds, got %d", c.Timeout)
+		return fmt.Errorf("--timeout must be a positive number of seconds, got %d", c.Timeout)
 	}
 	cfg.Timeout = time.Duration(c.Timeout) * time.Second
-	size, err := ParseSize(c.MaxFileSize)
-	if err != nil {
-		return Config{}, fmt.Errorf("--max-file-size: %w", err)
+	var err error
+	if cfg.MaxFileSize, err = ParseSize(c.MaxFileSize); err != nil {
+		return fmt.Errorf("--max-file-size: %w", err)
 	}
-	cfg.MaxFileSize = size
 	if cfg.MaxRequestBytes, err = ParseSize(c.MaxRequestSize); err != nil {
-		return Config{}, fmt.Errorf("--max-request-size: %w", err)
+		return fmt.Errorf("--max-request-size: %w", err)
 	}
 	if c.MaxSessions < 1 {
-		return Config{}, fmt.Errorf("--max-sessions must be at least 1, got %d", c.MaxSessions)
+		return fmt.Errorf("--max-sessions must be at least 1, got %d", c.MaxSessions)
 	}
 	if c.SessionIdle < 0 {
-		return Config{}, fmt.Errorf("--session-idle-timeout must not be negative, got %d", c.SessionIdle)
+		return fmt.Errorf("--session-idle-timeout must not be negative, got %d", c.SessionIdle)
 	}
 	cfg.SessionIdleTimeout = time.Duration(c.SessionIdle) * time.Second
 	if c.MaxTasks < 1 {
-		return Config{}, fmt.Errorf("--max-background-tasks must be at least 1, got %d", c.MaxTasks)
+		return fmt.Errorf("--max-background-tasks must be at least 1, got %d", c.MaxTasks)
 	}
 	if c.BackgroundLimit < 0 {
-		return Config{}, fmt.Errorf("--background-task-timeout must not be negative, got %d", c.BackgroundLimit)
+		return fmt.Errorf("--background-task-timeout must not be negative, got %d", c.BackgroundLimit)
 	}
 	cfg.BackgroundTaskLimit = time.Duration(c.BackgroundLimit) * time.Second
+	return nil
+}
+
+// logLevel sets the log level; auto is info over HTTP and warn on STDIO.
+func (c *cli) logLevel(cfg *Config) error {
 	level := c.LogLevel
 	if level == "auto" {
 		// A STDIO client such as Claude Code files every line on stderr as an error, so
@@ -276,12 +320,17 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		}
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
-		return Config{}, fmt.Errorf("--log-level %q: use auto, debug, info, warn or error", c.LogLevel)
+		return fmt.Errorf("--log-level %q: use auto, debug, info, warn or error", c.LogLevel)
 	}
+	return nil
+}
 
+// paths makes the working directory and the directories of the rules absolute, checking
+// that they exist.
+func (c *cli) paths(cfg *Config, getenv func(string) string) error {
 	wd, err := absDir(c.Workdir, getenv)
 	if err != nil {
-		return Config{}, fmt.Errorf("--workdir: %w", err)
+		return fmt.Errorf("--workdir: %w", err)
 	}
 	cfg.Workdir = wd
 	for i, d := range cfg.AllowDirs {
@@ -292,53 +341,65 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		}
 		abs, err := absDir(d, getenv)
 		if err != nil {
-			return Config{}, fmt.Errorf("--allow-dir: %w", err)
+			return fmt.Errorf("--allow-dir: %w", err)
 		}
 		cfg.AllowDirs[i] = abs
 	}
 	for _, d := range nonEmpty(c.ConfineWrite) {
 		abs, err := absDir(d, getenv)
 		if err != nil {
-			return Config{}, fmt.Errorf("--confine-write: %w", err)
+			return fmt.Errorf("--confine-write: %w", err)
 		}
 		cfg.ConfineWrite = append(cfg.ConfineWrite, abs)
 	}
 	for _, d := range nonEmpty(c.ConfineRead) {
 		abs, err := absPath(d, getenv)
 		if err != nil {
-			return Config{}, fmt.Errorf("--confine-read: %w", err)
+			return fmt.Errorf("--confine-read: %w", err)
 		}
 		cfg.ConfineRead = append(cfg.ConfineRead, abs)
 	}
-	for _, o := range cfg.AllowOrigins {
+	return nil
+}
+
+// watch checks the browser origins and where the live view is served.
+func (c *cli) watch(*Config) error {
+	for _, o := range nonEmpty(c.AllowOrigin) {
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.HasSuffix(o, "/") || o == "*" {
-			return Config{}, fmt.Errorf("--allow-origin %q: give a scheme and host such as https://app.example.com, without a trailing slash or wildcard", o)
+			return fmt.Errorf("--allow-origin %q: give a scheme and host such as https://app.example.com, without a trailing slash or wildcard", o)
 		}
 	}
-	if c.Watch != "" {
-		host, port, err := net.SplitHostPort(c.Watch)
-		if err != nil || port == "" {
-			return Config{}, fmt.Errorf("--watch %q: give a host and port such as 127.0.0.1:7777", c.Watch)
-		}
-		switch {
-		case c.NoWatch:
-			return Config{}, errors.New("--watch and --no-watch both given: choose one")
-		case c.Transport != "stdio":
-			return Config{}, errors.New("--watch is for stdio mode; over http the live view is at /watch on the server's own port")
-		case c.Token == "" && !c.GenerateToken && !c.InsecureNoAuth && !loopback.Host(host):
-			return Config{}, fmt.Errorf("refusing to serve the live view on %s without a token: set --token or --generate-token, or pass --insecure-no-auth on a trusted network", host)
-		}
+	if c.Watch == "" {
+		return nil
 	}
+	host, port, err := net.SplitHostPort(c.Watch)
+	if err != nil || port == "" {
+		return fmt.Errorf("--watch %q: give a host and port such as 127.0.0.1:7777", c.Watch)
+	}
+	switch {
+	case c.NoWatch:
+		return errors.New("--watch and --no-watch both given: choose one")
+	case c.Transport != "stdio":
+		return errors.New("--watch is for stdio mode; over http the live view is at /watch on the server's own port")
+	case c.Token == "" && !c.GenerateToken && !c.InsecureNoAuth && !loopback.Host(host):
+		return fmt.Errorf("refusing to serve the live view on %s without a token: set --token or --generate-token, or pass --insecure-no-auth on a trusted network", host)
+	}
+	return nil
+}
+
+// token sets the bearer token from --token, --token-file or --generate-token, and
+// refuses to serve HTTP beyond loopback without one.
+func (c *cli) token(cfg *Config, getenv func(string) string) error {
 	if c.Token != "" && c.GenerateToken {
-		return Config{}, errors.New("--token and --generate-token both given: choose one")
+		return errors.New("--token and --generate-token both given: choose one")
 	}
 	if c.TokenFile != "" {
 		if c.Token != "" || c.GenerateToken {
-			return Config{}, errors.New("--token-file given with --token or --generate-token: choose one")
+			return errors.New("--token-file given with --token or --generate-token: choose one")
 		}
 		tok, err := readToken(c.TokenFile, getenv)
 		if err != nil {
-			return Config{}, err
+			return err
 		}
 		cfg.Token = tok
 	}
@@ -347,9 +408,9 @@ func (c *cli) config(getenv func(string) string, version string) (Config, error)
 		cfg.TokenGenerated = true
 	}
 	if cfg.Transport == "http" && cfg.Token == "" && !cfg.InsecureNoAuth && !loopback.Host(cfg.Host) {
-		return Config{}, fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it gets a shell; set --token (or BORIS_TOKEN) or --generate-token, or pass --insecure-no-auth on a trusted network", cfg.Host)
+		return fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it gets a shell; set --token (or BORIS_TOKEN) or --generate-token, or pass --insecure-no-auth on a trusted network", cfg.Host)
 	}
-	return cfg, nil
+	return nil
 }
 
 // maxTokenFile bounds a token file: a token is a line, not a document.

@@ -34,11 +34,8 @@ func writeAll(f *os.File, data []byte) error {
 // crash path holds the old content or the new, each in full, never a torn or empty file.
 // The directory is not synced: that would only make the rename itself durable (so that an
 // edit made just before a crash is not lost to the old content), at the cost of a second
-// disk flush per edit.
-//
-// It is longer than most functions because its steps (open the directory, create the
-// temporary file, write, sync, keep the mode, rename, clean up on failure) read best in
-// the order they run, each next to its own failure path.
+// disk flush per edit. Nothing else is asked of the disk, and the owner and mode are only
+// set when the new file did not get them when it was created.
 func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write writeFunc) (lost string, err error) {
 	dirPath, base := filepath.Split(path)
 	dirPath = filepath.Clean(dirPath)
@@ -52,11 +49,38 @@ func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write w
 			err = fmt.Errorf("cannot write %s: %s; the file was left unchanged", path, reason(err))
 		}
 	}()
-	dfd := int(d.Fd())
+	dir, err := d.Stat()
 	// Root may write anywhere; a directory no one may write is still taken as read-only.
-	if st, err := d.Stat(); err == nil && st.Mode().Perm()&0o222 == 0 {
-		return "", fmt.Errorf("%w: the directory %s is read-only (mode %04o)", fs.ErrPermission, dirPath, st.Mode().Perm())
+	if err == nil && dir.Mode().Perm()&0o222 == 0 {
+		return "", fmt.Errorf("%w: the directory %s is read-only (mode %04o)", fs.ErrPermission, dirPath, dir.Mode().Perm())
 	}
+	t, err := createTemp(fdOf(d), dirPath, base, old)
+	if err != nil {
+		return "", err
+	}
+	defer t.discard()
+	if err := write(t.f, data); err != nil {
+		return "", err
+	}
+	if old != nil {
+		if lost, err = keepOwnerAndMode(t.f, old, dir); err != nil {
+			return "", err
+		}
+	}
+	return lost, t.commit(base, path)
+}
+
+// tempFile is the temporary file of [writeAtomic], in its open directory.
+type tempFile struct {
+	f    *os.File
+	dfd  int    // the directory
+	name string // in the directory
+	done bool   // renamed, or removed
+}
+
+// createTemp creates a temporary file for base in the directory dfd (at dirPath), with
+// old's permissions (through the umask), or 0644 for a new file.
+func createTemp(dfd int, dirPath, base string, old fs.FileInfo) (*tempFile, error) {
 	short := base
 	if len(short) > 200 {
 		short = short[:200] // keep the temporary name within NAME_MAX
@@ -66,56 +90,96 @@ func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write w
 		perm = uint32(old.Mode().Perm())
 	}
 	var fd int
-	var tmp string
+	var name string
+	var err error
 	for range 100 {
-		tmp = "." + short + "." + randomHex(6) + ".tmp"
-		fd, err = unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		name = "." + short + "." + randomHex(6) + ".tmp"
+		fd, err = unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 		if err != unix.EEXIST {
 			break
 		}
 	}
 	if err != nil {
-		return "", &fs.PathError{Op: "create", Path: filepath.Join(dirPath, tmp), Err: err}
+		return nil, &fs.PathError{Op: "create", Path: filepath.Join(dirPath, name), Err: err}
 	}
-	f := os.NewFile(uintptr(fd), filepath.Join(dirPath, tmp))
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			_ = unix.Unlinkat(dfd, tmp, 0)
-		}
-	}()
-	if err := write(f, data); err != nil {
+	return &tempFile{f: os.NewFile(uintptr(fd), filepath.Join(dirPath, name)), dfd: dfd, name: name}, nil
+}
+
+// commit syncs the temporary file's data to the disk, then renames it over base.
+func (t *tempFile) commit(base, path string) error {
+	if err := t.f.Sync(); err != nil {
+		return err
+	}
+	if err := t.f.Close(); err != nil {
+		return err
+	}
+	t.done = true
+	if err := unix.Renameat(t.dfd, t.name, t.dfd, base); err != nil {
+		_ = unix.Unlinkat(t.dfd, t.name, 0)
+		return &os.LinkError{Op: "rename", Old: t.name, New: path, Err: err}
+	}
+	return nil
+}
+
+// discard closes and removes the temporary file unless it was committed.
+func (t *tempFile) discard() {
+	if !t.done {
+		t.f.Close()
+		_ = unix.Unlinkat(t.dfd, t.name, 0)
+	}
+}
+
+// keepOwnerAndMode gives f, new in the directory dir, old's owner and then old's mode,
+// where it does not have them already. It returns how the mode could not be kept, if the
+// system would not keep some bits for this user.
+func keepOwnerAndMode(f *os.File, old, dir fs.FileInfo) (lost string, err error) {
+	// Owner first: a change of owner clears setuid and setgid, so the mode comes after.
+	if st, ok := old.Sys().(*syscall.Stat_t); ok && !ownedAsCreated(st, dir) {
+		_ = f.Chown(int(st.Uid), int(st.Gid)) // works only for root or the same owner; best effort
+	}
+	// The file was created with old's permissions through the umask; the old mode (with
+	// setuid, setgid and sticky bits) must not go through it.
+	want := old.Mode() & keptBits
+	st, err := f.Stat()
+	if err == nil && st.Mode()&keptBits == want {
+		return "", nil
+	}
+	if err := f.Chmod(want); err != nil {
 		return "", err
 	}
-	if old != nil {
-		// Owner first: a change of owner clears setuid and setgid, so the mode comes after.
-		if st, ok := old.Sys().(*syscall.Stat_t); ok {
-			_ = f.Chown(int(st.Uid), int(st.Gid)) // works only for root or the same owner; best effort
-		}
-		// OpenFile's mode went through the umask; the old mode (with setuid, setgid and
-		// sticky bits) must not.
-		want := old.Mode() & keptBits
-		if err := f.Chmod(want); err != nil {
-			return "", err
-		}
-		if st, err := f.Stat(); err == nil && st.Mode()&keptBits != want {
-			lost = fmt.Sprintf("its mode was %s and is now %s: the system would not keep %s for this user", Octal(want), Octal(st.Mode()&keptBits), lostBits(want&^st.Mode()))
-		}
+	if st, err := f.Stat(); err == nil && st.Mode()&keptBits != want {
+		return fmt.Sprintf("its mode was %s and is now %s: the system would not keep %s for this user", Octal(want), Octal(st.Mode()&keptBits), lostBits(want&^st.Mode())), nil
 	}
-	if err := f.Sync(); err != nil {
-		return "", err
+	return "", nil
+}
+
+// ownedAsCreated reports whether a file this process creates in dir gets the owner in
+// st: this process's effective user, and its effective group, or dir's group when dir
+// is setgid.
+func ownedAsCreated(st *syscall.Stat_t, dir fs.FileInfo) bool {
+	gid := uint32(os.Getegid())
+	if dir == nil {
+		return false
 	}
-	if err := f.Close(); err != nil {
-		return "", err
+	if dst, ok := dir.Sys().(*syscall.Stat_t); ok && dir.Mode()&fs.ModeSetgid != 0 {
+		gid = dst.Gid
+	} else if !ok {
+		return false
 	}
-	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
-		done = true
-		return "", &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
+	return st.Uid == uint32(os.Geteuid()) && st.Gid == gid
+}
+
+// fdOf returns f's descriptor without putting it in blocking mode, as Fd does (two
+// fcntl calls, which a directory does not need).
+func fdOf(f *os.File) int {
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(p uintptr) { fd = int(p) })
 	}
-	done = true
-	return lost, nil
+	if fd < 0 {
+		fd = int(f.Fd())
+	}
+	return fd
 }
 
 // keptBits are the mode bits a rewrite keeps.

@@ -134,7 +134,7 @@ func addRead(s *mcp.Server, h *handlers) {
 		Name: "Read",
 		Description: fmt.Sprintf(`Read a file. Text comes back as numbered lines, cat -n style: the line number, a tab, then the line (the numbers are not part of the file). Without offset and limit it shows the first 2000 lines, and at most %d characters: a note at the end says which offset and limit continue. Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP files come back as images. A directory is listed two levels deep.%s`, viewBudget,
 			ifViewRule(h, " Read a file before changing it with Edit, MultiEdit or Write.", "")),
-		InputSchema: schemaFor[ReadArgs](),
+		InputSchema: schemaOf[ReadArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Read", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.ccRead)
 }
@@ -145,7 +145,7 @@ func addWrite(s *mcp.Server, h *handlers) {
 		Description: "Write a file: create it, or replace all of an existing file's content. Missing parent directories are created; an existing file keeps its mode; the write is atomic." +
 			ifViewRule(h, " An existing file must have been read with Read in this session first, and be unchanged since; otherwise the write is refused.", "") +
 			" To change part of a file, use Edit.",
-		InputSchema: schemaFor[WriteArgs](),
+		InputSchema: schemaOf[WriteArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Write", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
 	}, h.ccWrite)
 }
@@ -156,7 +156,7 @@ func addEdit(s *mcp.Server, h *handlers) {
 		Description: "Replace text in a file. old_string must match the file exactly, indentation included, and occur exactly once (add surrounding lines to make it unique) unless replace_all is set. The file keeps its line endings, encoding and mode; the write is atomic." +
 			ifViewRule(h, " Read the file in this session first; if it changed on disk since, Read it again.", "") +
 			" The result shows the edited lines with their numbers; when old_string is not found, the error shows the closest lines.",
-		InputSchema: schemaFor[EditArgs](),
+		InputSchema: schemaOf[EditArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Edit", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.ccEdit)
 }
@@ -166,7 +166,7 @@ func addMultiEdit(s *mcp.Server, h *handlers) {
 		Name: "MultiEdit",
 		Description: "Make several replacements in one file at once. The edits apply in order, each to the result of the ones before, with Edit's rules; if any fails, none is made and the file is untouched." +
 			ifViewRule(h, " Read the file in this session first.", ""),
-		InputSchema: schemaFor[MultiEditArgs](),
+		InputSchema: schemaOf[MultiEditArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "MultiEdit", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.ccMultiEdit)
 }
@@ -175,7 +175,7 @@ func addGlob(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "Glob",
 		Description: "Find files by glob pattern, such as '**/*.go' or 'src/**/*.{ts,tsx}', newest first. Hidden files, files excluded by .gitignore and node_modules are skipped and counted at the end. To search file contents, use Grep.",
-		InputSchema: schemaFor[GlobArgs](),
+		InputSchema: schemaOf[GlobArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Glob", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in GlobArgs) (*mcp.CallToolResult, any, error) {
 		return h.find(ctx, req, FindArgs{Pattern: in.Pattern, Path: in.Path})
@@ -186,7 +186,7 @@ func addCCGrep(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "Grep",
 		Description: "Search file contents with a regular expression (RE2 syntax), like ripgrep, recursively from the working directory or path. output_mode files_with_matches (default) lists matching files, content shows matching lines, count counts them. head_limit (default 250) and offset page through results. Hidden files, files excluded by .gitignore, node_modules, binary and very large files are skipped, and the result ends with a line saying what was not searched.",
-		InputSchema: plainOptional(schemaFor[CCGrepArgs]()),
+		InputSchema: optionalSchemaOf[CCGrepArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Grep", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CCGrepArgs) (*mcp.CallToolResult, any, error) {
 		limit := ccGrepHeadLimit

@@ -27,7 +27,7 @@ func addCreateFile(s *mcp.Server, h *handlers) {
 		Name:        "create_file",
 		Title:       "Create or overwrite a file",
 		Description: createFileDescription + ifViewRule(h, " A file written here can be edited with str_replace without viewing it first.", ""),
-		InputSchema: schemaFor[CreateFileArgs](),
+		InputSchema: schemaOf[CreateFileArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Create or overwrite a file", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
 	}, h.createFile)
 }

@@ -38,7 +38,7 @@ func addFind(s *mcp.Server, h *handlers) {
 		Name:        "find",
 		Title:       "Find files by glob",
 		Description: findDescription,
-		InputSchema: schemaFor[FindArgs](),
+		InputSchema: schemaOf[FindArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Find files by glob", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.find)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/search"
@@ -48,16 +49,21 @@ const grepDescription = `Search file contents with a regular expression (RE2 syn
 var outputModes = []any{"files_with_matches", "content", "count"}
 
 func addGrep(s *mcp.Server, h *handlers) {
-	schema := schemaFor[GrepArgs]()
-	typ := schema.Properties["type"]
-	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
 	addTool(s, h, &mcp.Tool{
 		Name:        "grep",
 		Title:       "Search file contents",
 		Description: grepDescription,
-		InputSchema: schema,
+		InputSchema: schemaFunc(grepSchema),
 		Annotations: &mcp.ToolAnnotations{Title: "Search file contents", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.grep)
+}
+
+// grepSchema is GrepArgs' schema, with the file types listed in type's description.
+func grepSchema() *jsonschema.Schema {
+	schema := schemaFor[GrepArgs]()
+	typ := schema.Properties["type"]
+	typ.Description = strings.Replace(typ.Description, "TYPES", search.TypeTable(), 1)
+	return schema
 }
 
 func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepArgs) (*mcp.CallToolResult, any, error) {

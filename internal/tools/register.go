@@ -37,13 +37,12 @@ import (
 func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	structuredOn := hs.Config.StructuredOutput
 	tt := *t
-	if tt.InputSchema == nil {
-		tt.InputSchema = mustSchema(reflect.TypeFor[In]())
-	}
-	schema := tt.InputSchema.(*jsonschema.Schema)
-	// Resolved on the first call rather than at start, where it was most of the time
-	// registering took.
+	build := schemaBuilder[In](t.InputSchema)
+	tt.InputSchema = inputSchemaJSON(t.Name, build)
+	// Built and resolved on the first call rather than at start, where building,
+	// encoding and resolving the schemas were most of the time registering took.
 	checks := sync.OnceValues(func() (quickCheck, *jsonschema.Resolved) {
+		schema := build()
 		input, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 		if err != nil {
 			panic(fmt.Errorf("tool %s: input schema: %w", t.Name, err)) // a programmer mistake
@@ -242,6 +241,44 @@ func isJSONType(v json.RawMessage, t string) bool {
 		return (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && !bytes.ContainsAny(v, ".eE")
 	}
 	return false
+}
+
+// schemaFunc builds a tool's input schema. A tool sets one as its InputSchema for
+// addTool to build when first needed; the SDK is given the schema's JSON.
+type schemaFunc func() *jsonschema.Schema
+
+// schemaBuilder returns what builds the input schema given as a tool's InputSchema: a
+// schemaFunc, a schema, or nil for the schema of In.
+func schemaBuilder[In any](s any) schemaFunc {
+	switch s := s.(type) {
+	case nil:
+		return func() *jsonschema.Schema { return mustSchema(reflect.TypeFor[In]()) }
+	case schemaFunc:
+		return s
+	case *jsonschema.Schema:
+		return func() *jsonschema.Schema { return s }
+	}
+	panic(fmt.Sprintf("input schema of type %T", s)) // a programmer mistake found at startup
+}
+
+// inputSchemaJSON returns the JSON of the named tool's input schema, which build makes:
+// the copy generated into schemas_gen.go (by go test ./internal/tools -update, checked by
+// TestGeneratedSchemas), else build's, encoded now. The generated copy spares every
+// start building the schemas by reflection and encoding them, which was most of the
+// time registering the tools took. Tests replace it to see every schema built.
+var inputSchemaJSON = func(name string, build schemaFunc) json.RawMessage {
+	if js, ok := generatedSchemas[name]; ok {
+		return json.RawMessage(js)
+	}
+	return encodeSchema(name, build())
+}
+
+func encodeSchema(name string, s *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Errorf("tool %s: input schema: %w", name, err)) // a programmer mistake
+	}
+	return b
 }
 
 func mustSchema(t reflect.Type) *jsonschema.Schema {

@@ -19,6 +19,14 @@ func schemaFor[T any]() *jsonschema.Schema {
 	return s
 }
 
+// schemaOf is schemaFor[T], built when addTool needs it.
+func schemaOf[T any]() schemaFunc { return schemaFor[T] }
+
+// optionalSchemaOf is plainOptional(schemaFor[T]()), built when addTool needs it.
+func optionalSchemaOf[T any]() schemaFunc {
+	return func() *jsonschema.Schema { return plainOptional(schemaFor[T]()) }
+}
+
 // typeSchemas are the schemas of argument types that are not what their Go type says.
 // Each call makes new ones, as a schema built from them may be changed.
 func typeSchemas() map[reflect.Type]*jsonschema.Schema {

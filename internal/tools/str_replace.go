@@ -33,7 +33,7 @@ func addStrReplace(s *mcp.Server, h *handlers) {
 		Description: fmt.Sprintf(strReplaceDescription, ifViewRule(h,
 			"View the file (or write it) in this session before editing it. If it changed on disk since, the edit is still made when old_str matches exactly once, and the result says so.\n\n",
 			"If the file changed on disk since you last viewed it, the edit is still made when old_str matches exactly once, and the result says so.\n\n")),
-		InputSchema: schemaFor[StrReplaceArgs](),
+		InputSchema: schemaOf[StrReplaceArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Replace text in a file", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.strReplace)
 }

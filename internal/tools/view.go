@@ -35,7 +35,7 @@ func addView(s *mcp.Server, h *handlers) {
 		Name:        "view",
 		Title:       "View a file or directory",
 		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
-		InputSchema: schemaFor[ViewArgs](),
+		InputSchema: schemaOf[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.view)
 }
