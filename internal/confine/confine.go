@@ -93,6 +93,18 @@ var systemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random
 // New decides the confinement o asks for on this kernel. It refuses what the kernel cannot
 // do when o.Mode is [On], or when o.Network is set.
 func New(o Options) (*Policy, error) {
+	p, err := decide(o)
+	if err != nil || !p.paths {
+		// Not confined, or network confinement alone: nothing is said about paths.
+		return p, err
+	}
+	p.addRules(o)
+	return p, nil
+}
+
+// decide returns the Policy o asks for on this kernel, without its rules: which ABI is
+// used, and whether paths, the network and signals are confined.
+func decide(o Options) (*Policy, error) {
 	abi := kernelABI()
 	why := unsupported()
 	if o.MaxABI != 0 && abi > max(o.MaxABI, 0) {
@@ -134,56 +146,57 @@ func New(o Options) (*Policy, error) {
 		// threads of its own process, which the Go runtime does.
 		p.scopeSignal = kernelErrata()&erratumSignal != 0
 	}
-	if !p.paths {
-		// Network confinement alone: nothing is said about paths.
-		return p, nil
-	}
-	add := func(path string, a access) {
-		if path == "" || !filepath.IsAbs(path) {
-			return
-		}
-		if _, err := os.Stat(path); err != nil {
-			return
-		}
-		for _, r := range p.rules {
-			if r.path == path && r.access == a {
-				return
-			}
-		}
-		p.rules = append(p.rules, rule{path, a})
-	}
+	return p, nil
+}
+
+// addRules adds what confined commands may reach, besides their session's own paths.
+func (p *Policy) addRules(o Options) {
 	for _, d := range append(slices.Clone(o.Dirs), o.Write...) {
-		add(filepath.Clean(d), readWrite)
+		p.add(filepath.Clean(d), readWrite)
 	}
 	for _, d := range systemReadExec {
-		add(d, readExec)
+		p.add(d, readExec)
 	}
 	for _, d := range toolchains(o) {
 		if !p.covered(d) {
-			add(d, readExec)
+			p.add(d, readExec)
 		}
 	}
 	// On many systems /etc/resolv.conf links into /run; without its target commands could
 	// not look up a host name.
 	if real, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !p.covered(real) {
-		add(real, readOnly)
+		p.add(real, readOnly)
 	}
 	// git reads the user's configuration and fails when it may not.
 	for _, f := range gitConfig(o.Getenv) {
 		if !p.covered(f) {
-			add(f, readOnly)
+			p.add(f, readOnly)
 		}
 	}
 	for _, d := range o.Read {
-		add(filepath.Clean(d), readExec)
+		p.add(filepath.Clean(d), readExec)
 	}
 	// Landlock cannot allow listing / without listing what lies beneath, so directories
 	// can be listed everywhere, but only the files above can be read.
-	add("/", list)
+	p.add("/", list)
 	for _, d := range systemDevices {
-		add(d, device)
+		p.add(d, device)
 	}
-	return p, nil
+}
+
+// add adds a rule giving access a to path, unless path is relative, does not exist, or
+// has that rule already.
+func (p *Policy) add(path string, a access) {
+	if path == "" || !filepath.IsAbs(path) {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	if slices.Contains(p.rules, rule{path, a}) {
+		return
+	}
+	p.rules = append(p.rules, rule{path, a})
 }
 
 // covered reports whether path lies beneath a rule that lets commands read and run it.

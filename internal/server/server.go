@@ -65,19 +65,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
-	mode := cfg.ConfineBash
-	if cfg.NoBash {
-		mode = confine.Off // no commands to confine
-	}
-	policy, err := confine.New(confine.Options{
-		Mode:    mode,
-		Dirs:    scope.Roots(),
-		Write:   cfg.ConfineWrite,
-		Read:    cfg.ConfineRead,
-		Network: cfg.ConfineNetwork && !cfg.NoBash,
-		MaxABI:  cfg.LandlockABI,
-		Getenv:  envLookup(environ),
-	})
+	policy, err := confinement(cfg, scope, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +108,24 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	s.mcp.AddReceivingMiddleware(s.httpCalls) // outermost: binds a workspace before audit looks
 	s.startWatch()
 	return s, nil
+}
+
+// confinement decides how commands are confined: to scope's roots, with the toolchains
+// that environ names.
+func confinement(cfg *config.Config, scope *pathscope.Resolver, environ []string) (*confine.Policy, error) {
+	mode := cfg.ConfineBash
+	if cfg.NoBash {
+		mode = confine.Off // no commands to confine
+	}
+	return confine.New(confine.Options{
+		Mode:    mode,
+		Dirs:    scope.Roots(),
+		Write:   cfg.ConfineWrite,
+		Read:    cfg.ConfineRead,
+		Network: cfg.ConfineNetwork && !cfg.NoBash,
+		MaxABI:  cfg.LandlockABI,
+		Getenv:  envLookup(environ),
+	})
 }
 
 // Confinement returns how commands are confined.
