@@ -2,6 +2,7 @@ package files
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -234,3 +235,21 @@ func (e *SpecialError) Error() string {
 
 // Is reports that a SpecialError is an [ErrUnsupported].
 func (e *SpecialError) Is(target error) bool { return target == ErrUnsupported }
+
+// ReadOnlyError is the [ErrUnsupported] of an edit of a file the process may not write:
+// its mode has no write bit, or the kernel refuses writing it for Reason.
+type ReadOnlyError struct {
+	Path   string
+	Mode   fs.FileMode // the permission bits
+	Reason string      // why writing is refused when the mode allows it; "" if it does not
+}
+
+func (e *ReadOnlyError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("%s is read-only (mode %04o)", e.Path, e.Mode)
+	}
+	return fmt.Sprintf("%s is not writable (mode %04o): %s", e.Path, e.Mode, e.Reason)
+}
+
+// Is reports that a ReadOnlyError is an [ErrUnsupported].
+func (e *ReadOnlyError) Is(target error) bool { return target == ErrUnsupported }

@@ -284,11 +284,10 @@ func randomHex(n int) string {
 // read-only file through the rename.
 func writable(path string, info fs.FileInfo) error {
 	if info.Mode().Perm()&0o222 == 0 {
-		return errorf(ErrUnsupported, "%s is read-only (mode %04o); change its mode with bash (chmod u+w) first if it should be edited", path, info.Mode().Perm())
+		return &ReadOnlyError{Path: path, Mode: info.Mode().Perm()}
 	}
 	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
-		return errorf(ErrUnsupported, "%s is not writable (mode %04o): %s; change its mode with bash (chmod u+w) first if it should be edited",
-			path, info.Mode().Perm(), reason(err))
+		return &ReadOnlyError{Path: path, Mode: info.Mode().Perm(), Reason: reason(err)}
 	}
 	return nil
 }

@@ -84,6 +84,9 @@ func (f *face) editFacts(err error) string {
 	if e, ok := errors.AsType[*files.LossyError](err); ok {
 		return f.lossy(e)
 	}
+	if e, ok := errors.AsType[*files.ReadOnlyError](err); ok {
+		return e.Error() + "; change its mode with " + f.bash + " (chmod u+w) first if it should be edited"
+	}
 	if e, ok := errors.AsType[*files.GrowthError](err); ok {
 		matches := "matches"
 		if e.Count == 1 {
