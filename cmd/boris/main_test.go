@@ -624,4 +624,13 @@ func TestConfinedCommands(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
 		t.Errorf("a confined command wrote outside the allowed directory")
 	}
+	// Boris is the command's parent; no thread of it shares the command's domain, so
+	// none can be signalled.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": `cat /proc/$PPID/comm; for t in /proc/$PPID/task/*; do kill -0 ${t##*/} 2>/dev/null && echo reached ${t##*/}; done; echo checked`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, filepath.Base(binary)+"\nchecked\n") {
+		t.Errorf("signalling Boris's threads from a confined command: %s", text)
+	}
 }
