@@ -71,8 +71,10 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 }
 
 // ForkExec starts a process as syscall.ForkExec does, in the Domain: path, argv and attr
-// are as it takes them, and so are the results. Setsid, Setpgid, PidFD and UseCgroupFD are
-// the only attributes it takes in attr.Sys. Boris is the process's parent.
+// are as it takes them, and so are the results. Setsid, Setpgid and PidFD are the only
+// attributes it takes in attr.Sys: not UseCgroupFD, as the kernel refuses
+// CLONE_INTO_CGROUP together with CLONE_PARENT (the latter wants no exit signal, and Go
+// always asks for SIGCHLD). Boris is the process's parent.
 func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	if attr == nil {
 		attr = &syscall.ProcAttr{}
@@ -92,12 +94,10 @@ func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (i
 				return 0, err
 			}
 		}
-		pid, pidfd, err := d.forkIn(cgroupOf(attr), msg, fds)
+		pid, pidfd, err := d.l.fork(msg, fds, d.takeTimeout, d.forkTimeout)
 		if errors.Is(err, errNotTaken) || errors.Is(err, ErrLauncherLost) {
-			if d.l != nil {
-				d.l.stop()
-				d.l = nil
-			}
+			d.l.stop()
+			d.l = nil
 			if errors.Is(err, errNotTaken) && try == 0 {
 				continue // it ended between requests (a command killed it): a new one takes over
 			}
@@ -110,47 +110,6 @@ func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (i
 		}
 		return pid, err
 	}
-}
-
-// cgroupOf returns the cgroup directory the process is to start in, or -1.
-func cgroupOf(attr *syscall.ProcAttr) int {
-	if attr.Sys != nil && attr.Sys.UseCgroupFD {
-		return attr.Sys.CgroupFD
-	}
-	return -1
-}
-
-// forkIn has d's launcher fork the request msg in the cgroup directory cg, if not -1: the
-// launcher is moved there for the time of the fork, then into the cgroup above. If it
-// cannot be moved out, it is stopped, and d.l is nil.
-func (d *Domain) forkIn(cg int, msg []byte, fds []int) (pid, pidfd int, err error) {
-	l := d.l
-	if cg >= 0 {
-		if err := moveTo(cg, "cgroup.procs", l.proc.Pid); err != nil {
-			return 0, -1, err // an errno: the caller may try without the cgroup
-		}
-		defer func() {
-			if moveTo(cg, "../cgroup.procs", l.proc.Pid) != nil {
-				// Left in the command's cgroup, it would count as one of the command's
-				// processes and die with them.
-				l.stop()
-				d.l = nil
-			}
-		}()
-	}
-	return l.fork(msg, fds, d.takeTimeout, d.forkTimeout)
-}
-
-// moveTo moves the process pid into the cgroup whose cgroup.procs is name, beneath the
-// directory dir.
-func moveTo(dir int, name string, pid int) error {
-	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	_, err = unix.Write(fd, []byte(strconv.Itoa(pid)))
-	return err
 }
 
 // Close ends the Domain's launcher and waits for it. Processes it started keep running,

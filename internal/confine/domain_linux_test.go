@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // restrictedThreads counts this process's threads with no_new_privs set, which a thread
@@ -184,28 +186,21 @@ func TestLauncherReplaced(t *testing.T) {
 }
 
 // BenchmarkForkExec is what confinement adds to starting a command: each iteration runs
-// /bin/true with syscall.ForkExec and then through a Domain, so that the host's load weighs
-// on both alike; added-µs/op is the difference.
+// /bin/true with syscall.ForkExec and then through a Domain (see testutil.Paired).
 func BenchmarkForkExec(b *testing.B) {
 	d, _ := newDomain(b)
 	defer d.Close()
-	var took [2]time.Duration
-	for b.Loop() {
-		for i, forkExec := range []func(string, []string, *syscall.ProcAttr) (int, error){syscall.ForkExec, d.ForkExec} {
-			start := time.Now()
+	run := func(forkExec func(string, []string, *syscall.ProcAttr) (int, error)) func() {
+		return func() {
 			pid, err := forkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			var status syscall.WaitStatus
 			syscall.Wait4(pid, &status, 0, nil)
-			took[i] += time.Since(start)
 		}
 	}
-	perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
-	b.ReportMetric(perOp(took[0]), "direct-µs/op")
-	b.ReportMetric(perOp(took[1]), "domain-µs/op")
-	b.ReportMetric(perOp(took[1]-took[0]), "added-µs/op")
+	testutil.Paired(b, "direct", run(syscall.ForkExec), "domain", run(d.ForkExec))
 }
 
 // BenchmarkDomain is the cost of a session's first confined command: starting its
@@ -254,38 +249,66 @@ func ownCgroup(t *testing.T) string {
 	return dir
 }
 
-// TestForkExecIntoCgroup: a process asked to start in a cgroup starts there, and the
-// launcher, which forks it there, does not stay.
-func TestForkExecIntoCgroup(t *testing.T) {
-	d, _ := newDomain(t)
+// TestMoveIntoCgroup: the launcher does not start processes in cgroups (the kernel
+// refuses CLONE_INTO_CGROUP with CLONE_PARENT), but a confined process moves itself into
+// one through a descriptor opened for it on the cgroup's cgroup.procs, as a command's
+// shell does (shell.Command.Launch).
+func TestMoveIntoCgroup(t *testing.T) {
+	if KernelABI() < 1 {
+		t.Skip("no Landlock")
+	}
+	dir := t.TempDir()
+	p, err := New(Options{Mode: On, Dirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Domain(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer d.Close()
-	base := ownCgroup(t)
-	cg := filepath.Join(base, "cmd")
+	cg := filepath.Join(ownCgroup(t), "cmd")
 	if err := os.Mkdir(cg, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(cg)
-	fd, err := syscall.Open(cg, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	dirFD, err := syscall.Open(cg, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Close(fd)
-	// It runs until it is killed, so that it is there to be seen.
-	pid, err := d.ForkExec("/bin/sleep", []string{"sleep", "1000"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: fd}})
+	defer syscall.Close(dirFD)
+	if _, err := d.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: dirFD}}); err == nil {
+		t.Error("the launcher took UseCgroupFD, which the kernel refuses with CLONE_PARENT")
+	}
+
+	procs, err := os.OpenFile(filepath.Join(cg, "cgroup.procs"), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs, err := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+	defer procs.Close()
+	fifo := filepath.Join(dir, "fifo")
+	testutil.Fifo(t, fifo)
+	// It moves, says so, and runs until it is killed, so that it is there to be seen.
+	script := `echo 0 >&3 && exec 3>&- && echo moved >"$1" && exec sleep 1000`
+	files := []uintptr{0, 1, 2, procs.Fd()}
+	pid, err := d.ForkExec("/bin/sh", []string{"sh", "-c", script, "sh", fifo}, &syscall.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 	if err != nil {
-		t.Error(err)
+		t.Fatal(err)
 	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	var status syscall.WaitStatus
-	syscall.Wait4(pid, &status, 0, nil)
-	if got := strings.Fields(string(procs)); !slices.Equal(got, []string{strconv.Itoa(pid)}) {
+	defer func() {
+		syscall.Kill(pid, syscall.SIGKILL)
+		var status syscall.WaitStatus
+		syscall.Wait4(pid, &status, 0, nil)
+	}()
+	if got := testutil.ReadFifo(t, fifo); got != "moved\n" {
+		t.Fatalf("the process said %q", got)
+	}
+	held, err := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(held)); !slices.Equal(got, []string{strconv.Itoa(pid)}) {
 		t.Errorf("the cgroup held %q, want only the process, %d", got, pid)
 	}
-	if run(t, d, "/bin/true") != 0 {
-		t.Errorf("the launcher failed after the fork in a cgroup")
-	}
 }
+

@@ -179,10 +179,7 @@ type request struct {
 }
 
 // encodeRequest writes the request to fork path: the message, and the descriptors to
-// send with it. Only the attributes Boris uses can be asked for. UseCgroupFD is left to
-// the caller: clone3 refuses CLONE_INTO_CGROUP together with CLONE_PARENT (the latter
-// wants no exit signal, and Go always asks for SIGCHLD), so a launcher forks in its own
-// cgroup, and Boris moves it into the wanted one for the time of the fork.
+// send with it. Only the attributes Boris uses can be asked for.
 func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, []int, error) {
 	sys := attr.Sys
 	if sys == nil {
@@ -190,7 +187,7 @@ func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, 
 	}
 	if sys.Chroot != "" || sys.Credential != nil || sys.Ptrace || sys.Setctty || sys.Noctty || sys.Foreground ||
 		sys.Pdeathsig != 0 || sys.Cloneflags != 0 || sys.Unshareflags != 0 || sys.UidMappings != nil || sys.GidMappings != nil ||
-		len(sys.AmbientCaps) > 0 {
+		len(sys.AmbientCaps) > 0 || sys.UseCgroupFD {
 		return nil, nil, errors.New("the launcher cannot start a process with these attributes")
 	}
 	dir := attr.Dir

@@ -37,10 +37,13 @@ import (
 
 // family is one command's processes.
 type family struct {
-	cg    string // the command's cgroup directory; "" when cgroups are not used
-	cgFD  int    // open on cg until the shell starts in it; else -1
-	shell int    // the shell's pid, once started
-	start uint64 // boot time, in clock ticks, just before the shell started
+	cg   string // the command's cgroup directory; "" when cgroups are not used
+	cgFD int    // open on cg until the shell starts in it; else -1
+	// procsFD is open for writing on cg's cgroup.procs until the shell starts, when the
+	// shell is to move itself into cg ([moveLine]); else -1.
+	procsFD int
+	shell   int    // the shell's pid, once started
+	start   uint64 // boot time, in clock ticks, just before the shell started
 
 	// Tracked in /proc when there is no cgroup; guarded by registry.mu.
 	known map[int]uint64 // pid -> start time of the processes seen to be members
@@ -143,24 +146,51 @@ func unescapeMount(s string) string {
 
 var cgroupSeq atomic.Int64
 
-// newFamily prepares the family of a command about to start; its cgroup, if it gets one,
-// is set in sys so that the shell starts in it.
-func newFamily(sys *syscall.SysProcAttr) *family {
-	f := &family{cgFD: -1, start: bootTicks()}
-	if base := cgroupBase(); base != "" && !cgroupsOff.Load() {
-		dir := filepath.Join(base, "cmd-"+strconv.FormatInt(cgroupSeq.Add(1), 10))
-		if err := os.Mkdir(dir, 0o755); err == nil {
-			fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err == nil {
-				f.cg, f.cgFD = dir, fd
-				sys.UseCgroupFD, sys.CgroupFD = true, fd
-			} else {
-				_ = os.Remove(dir)
-			}
-		}
+// newFamily prepares the family of a command about to start. Its cgroup, if it gets one,
+// is set in sys so that the shell starts in it; or, when the shell is to move itself
+// there ([Command.Launch]), opened for that.
+func newFamily(sys *syscall.SysProcAttr, moves bool) *family {
+	f := &family{cgFD: -1, procsFD: -1, start: bootTicks()}
+	if !cgroupsUsable() {
+		return f
 	}
+	dir := filepath.Join(cgroupBase(), "cmd-"+strconv.FormatInt(cgroupSeq.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return f
+	}
+	var err error
+	if moves {
+		f.procsFD, err = unix.Open(filepath.Join(dir, "cgroup.procs"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	} else {
+		f.cgFD, err = unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		sys.UseCgroupFD, sys.CgroupFD = true, f.cgFD
+	}
+	if err != nil {
+		sys.UseCgroupFD, sys.CgroupFD = false, 0
+		_ = os.Remove(dir)
+		return f
+	}
+	f.cg = dir
 	return f
 }
+
+// cgroupsUsable reports whether commands started now get cgroups of their own.
+func cgroupsUsable() bool { return cgroupBase() != "" && !cgroupsOff.Load() }
+
+// mover returns the descriptor through which the shell moves itself into its cgroup: the
+// cgroup's cgroup.procs, or, when it has none, one on which the move does nothing.
+func (f *family) mover() (uintptr, error) {
+	if f.procsFD >= 0 {
+		return uintptr(f.procsFD), nil
+	}
+	null, err := openDevNullW()
+	if err != nil {
+		return 0, err
+	}
+	return null.Fd(), nil
+}
+
+var openDevNullW = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_WRONLY, 0) })
 
 // spawning is held from just before the shell is forked until [family.started] or
 // [family.failed].
@@ -169,7 +199,7 @@ func (f *family) spawning() { registry.spawn.RLock() }
 // withoutCgroup gives up the family's cgroup, for a retry when the shell could not be
 // started in it.
 func (f *family) withoutCgroup(sys *syscall.SysProcAttr) bool {
-	if f.cg == "" {
+	if !sys.UseCgroupFD {
 		return false
 	}
 	closeFD(&f.cgFD)
@@ -179,10 +209,16 @@ func (f *family) withoutCgroup(sys *syscall.SysProcAttr) bool {
 	return true
 }
 
-// failed undoes newFamily when the shell could not start.
+// failed undoes newFamily and spawning when the shell could not start.
 func (f *family) failed() {
 	registry.spawn.RUnlock()
+	f.discard()
+}
+
+// discard undoes newFamily.
+func (f *family) discard() {
 	closeFD(&f.cgFD)
+	closeFD(&f.procsFD)
 	if f.cg != "" {
 		_ = os.Remove(f.cg)
 	}
@@ -191,6 +227,7 @@ func (f *family) failed() {
 // started registers the family once its shell runs as pid.
 func (f *family) started(pid int) {
 	closeFD(&f.cgFD)
+	closeFD(&f.procsFD)
 	f.shell = pid
 	registry.mu.Lock()
 	if registry.families == nil {

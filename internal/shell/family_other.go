@@ -3,6 +3,7 @@
 package shell
 
 import (
+	"errors"
 	"syscall"
 	"time"
 )
@@ -11,9 +12,11 @@ import (
 // its process group is tracked (see procs.go).
 type family struct{}
 
-func newFamily(*syscall.SysProcAttr) *family              { return &family{} }
+func newFamily(*syscall.SysProcAttr, bool) *family        { return &family{} }
+func (f *family) mover() (uintptr, error)                 { return 0, errors.New("no cgroups here") }
 func (f *family) spawning()                               {}
 func (f *family) failed()                                 {}
+func (f *family) discard()                                {}
 func (f *family) started(int)                             {}
 func (f *family) withoutCgroup(*syscall.SysProcAttr) bool { return false }
 func (f *family) release()                                {}
@@ -23,6 +26,8 @@ func (f *family) kill()                                   {}
 
 // UseCgroups does nothing where there are no cgroups.
 func UseCgroups(bool) {}
+
+func cgroupsUsable() bool { return false }
 
 // CgroupsAvailable reports false: there are no cgroups here.
 func CgroupsAvailable() bool { return false }

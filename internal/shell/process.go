@@ -56,7 +56,11 @@ type Command struct {
 	OnOutput OutputFunc
 	// Launch, if set, starts the shell instead of syscall.ForkExec, taking and returning
 	// what it does: a confinement domain starts it in the domain, so that the shell and
-	// everything it starts are confined. This process must be the shell's parent.
+	// everything it starts are confined. This process must be the shell's parent. Launch
+	// is not asked to start the shell in a cgroup (a confinement domain's launcher
+	// cannot: the kernel refuses CLONE_INTO_CGROUP with CLONE_PARENT); the shell moves
+	// itself into its cgroup instead, before it runs anything, through a descriptor
+	// open on the cgroup's cgroup.procs.
 	Launch ForkExec
 }
 
@@ -152,7 +156,7 @@ func Run(ctx context.Context, c Command) (*Process, Result, error) {
 func Start(c Command) (*Process, error) {
 	c = c.withDefaults()
 	p := newProcess(c)
-	inv, err := wrap(c)
+	inv, err := wrap(c, c.Launch != nil && cgroupsUsable())
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +274,18 @@ func (p *Process) spawn(c Command, inv invocation, files []uintptr) error {
 	setPidFD(sys, &p.pidfd)
 	// Everything the command starts is tracked from the start, in a cgroup of its own
 	// where there is one (family_linux.go).
-	fam := newFamily(sys)
+	fam := newFamily(sys, inv.moves)
+	if inv.moves {
+		mover, err := fam.mover()
+		if err != nil {
+			fam.discard()
+			return err
+		}
+		for len(files) < 4 {
+			files = append(files, ^uintptr(0)) // closed: no report
+		}
+		files = append(files, mover)
+	}
 	fam.spawning()
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
 	// watched through the pidfd (or by a goroutine in wait4 where there is none), and

@@ -15,6 +15,7 @@ const markVar = "BORIS_RUN"
 type invocation struct {
 	args, env []string
 	reported  bool   // the shell writes a state report on fd 3
+	moves     bool   // the shell moves itself into its cgroup first, through fd 4 (moveLine)
 	script    string // a file holding the script, to remove once the shell is done; or ""
 }
 
@@ -36,8 +37,12 @@ const maxScriptArg = 64 << 10
 // and line numbers are bash's own. Elsewhere (a POSIX sh, or an environment where
 // BASH_ENV would not be honoured) the script is passed as an argument and run with eval
 // under the same trap.
-func wrap(c Command) (invocation, error) {
-	inv := invocation{env: make([]string, 0, len(c.Env)+3)}
+//
+// A shell that moves itself into its cgroup ([Command.Launch]) runs [moveLine] first: from
+// the BASH_ENV file, or in front of the eval. So a stateless script gets a BASH_ENV file
+// that only moves, or, where there can be none, is not run as stateless.
+func wrap(c Command, moves bool) (invocation, error) {
+	inv := invocation{env: make([]string, 0, len(c.Env)+3), moves: moves}
 	for _, kv := range c.Env {
 		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
 			inv.env = append(inv.env, kv)
@@ -56,22 +61,40 @@ func wrap(c Command) (invocation, error) {
 		}
 		inv.script, run = f, []string{"--", f}
 	}
+	stateless := Stateless(c.Script, c.Env)
+	prefix := ""
+	if moves {
+		prefix = moveLine + "; "
+	}
 	switch {
-	case Stateless(c.Script, c.Env):
+	case stateless && !moves:
 		inv.args = run
 	case useBashEnv(c):
-		init := filepath.Join(c.StateDir, "bash-env")
-		if err := writeInit(init); err != nil {
+		name, text := initFile(stateless, moves)
+		init := filepath.Join(c.StateDir, name)
+		if err := writeInit(init, text); err != nil {
 			removeScript(inv.script)
 			return invocation{}, err
 		}
-		inv.args, inv.env, inv.reported = run, append(inv.env, "BASH_ENV="+init), true
+		inv.args, inv.env, inv.reported = run, append(inv.env, "BASH_ENV="+init), !stateless
 	case inv.script != "":
-		inv.args, inv.reported = []string{"-c", sourceWrapper, filepath.Base(c.Shell), inv.script}, true
+		inv.args, inv.reported = []string{"-c", prefix + sourceWrapper, filepath.Base(c.Shell), inv.script}, true
 	default:
-		inv.args, inv.reported = []string{"-c", evalWrapper, filepath.Base(c.Shell), c.Script}, true
+		inv.args, inv.reported = []string{"-c", prefix + evalWrapper, filepath.Base(c.Shell), c.Script}, true
 	}
 	return inv, nil
+}
+
+// initFile returns the name and text of the BASH_ENV file for a script that is stateless
+// or not, run by a shell that moves itself into its cgroup or not.
+func initFile(stateless, moves bool) (name, text string) {
+	switch {
+	case stateless:
+		return "bash-move", "unset BASH_ENV\n" + moveLine + "\n"
+	case moves:
+		return "bash-env-move", "unset BASH_ENV\n" + moveLine + "\n" + strings.TrimPrefix(bashInit, "unset BASH_ENV\n")
+	}
+	return "bash-env", bashInit
 }
 
 // writeScript writes a script too long for an argument to a private file.
@@ -96,6 +119,12 @@ func removeScript(path string) {
 		_ = os.Remove(path)
 	}
 }
+
+// moveLine moves the shell into its command's cgroup through fd 4, open on the cgroup's
+// cgroup.procs, and closes it, before anything else runs. Writing 0 there moves the
+// writer; Landlock checks files when they are opened, so a confined shell can use a
+// descriptor opened for it.
+const moveLine = `{ echo 0 2>&- >&4 && exec 4>&-; } || { echo "boris: the shell could not move into its command's cgroup" >&2; exit 126; }`
 
 // bashInit is the BASH_ENV file. {fd} redirections put the report's file above 9,
 // where scripts rarely reach. The trap's call is made with stderr closed off, so that a
@@ -131,13 +160,13 @@ func useBashEnv(c Command) bool {
 	return true
 }
 
-// writeInit writes the BASH_ENV file once per state directory.
-func writeInit(path string) error {
+// writeInit writes a BASH_ENV file, text, once per state directory.
+func writeInit(path, text string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
 	tmp := path + "." + rand.Text()
-	if err := os.WriteFile(tmp, []byte(bashInit), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("writing shell setup: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
