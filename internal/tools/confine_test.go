@@ -17,6 +17,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/server"
+	"github.com/mjkoo/boris/internal/shell"
 )
 
 func needLandlock(t testing.TB, abi int) {
@@ -369,5 +370,32 @@ func TestConfineOnRefusedWithoutLandlock(t *testing.T) {
 	defer srv.Close()
 	if srv.Confinement().Confined() {
 		t.Errorf("commands confined without Landlock")
+	}
+}
+
+// TestConfinedCommandInItsCgroup: a confined command's shell, which the launcher cannot
+// start in a cgroup, moves itself into its own before it runs anything, whether the
+// script is one the shell runs as it is or one it reports the state of.
+func TestConfinedCommandInItsCgroup(t *testing.T) {
+	t.Parallel()
+	needLandlock(t, 1)
+	if !shell.CgroupsAvailable() {
+		t.Skip("no cgroups of its own for each command here")
+	}
+	cfg := testConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	cs, _ := connect(t, cfg, nil)
+	for _, command := range []string{"cat /proc/self/cgroup", "cd . && cat /proc/self/cgroup", "ls -l /proc/self/fd", "cd . && ls -l /proc/self/fd"} {
+		res, out := bash(t, cs, map[string]any{"command": command})
+		if res.IsError || *out.ExitCode != 0 {
+			t.Fatalf("%s: %s", command, textOf(res))
+		}
+		if strings.Contains(command, "ls") {
+			if strings.Contains(out.Stdout, "cgroup") {
+				t.Errorf("%s: the descriptor the shell moved through is still open:\n%s", command, out.Stdout)
+			}
+		} else if !strings.Contains(out.Stdout, "/cmd-") {
+			t.Errorf("%s ran in %q, not in a cgroup of its own", command, out.Stdout)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/server"
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/testutil"
@@ -101,12 +102,16 @@ func TestNoEscapes(t *testing.T) {
 	modes := []string{"proc"}
 	if shell.CgroupsAvailable() {
 		modes = append(modes, "cgroup")
+		// A confined shell moves itself into its cgroup (shell.Command.Launch).
+		if confine.KernelABI() >= 1 {
+			modes = append(modes, "confined")
+		}
 	} else {
 		t.Log("cgroups are not available here: only tracking through /proc is tested")
 	}
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
-			shell.UseCgroups(mode == "cgroup")
+			shell.UseCgroups(mode != "proc")
 			defer shell.UseCgroups(true)
 			routes := []struct {
 				name    string
@@ -121,7 +126,13 @@ func TestNoEscapes(t *testing.T) {
 				t.Run(r.name, func(t *testing.T) {
 					cfg := testConfig(t)
 					cfg.KillGrace = 200 * time.Millisecond
+					if mode == "confined" {
+						cfg.AllowDirs = []string{cfg.Workdir}
+					}
 					cs, srv := connect(t, cfg, nil)
+					if confined := srv.Confinement().Paths(); confined != (mode == "confined") {
+						t.Fatalf("commands confined: %v (%s)", confined, srv.Confinement().Why())
+					}
 					pids := startEscapes(t, cs, cfg.Workdir, r.timeout)
 					r.end(cs, srv)
 					assertEnded(t, pids, r.name)
