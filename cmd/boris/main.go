@@ -24,6 +24,7 @@ import (
 )
 
 func main() {
+	keepDescriptors()
 	tuneGC(os.Getenv, os.ReadFile)
 	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like
 	// SIGTERM, with the same cleanup: every command it started is stopped.

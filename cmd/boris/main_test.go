@@ -634,3 +634,41 @@ func TestConfinedCommands(t *testing.T) {
 		t.Errorf("signalling Boris's threads from a confined command: %s", text)
 	}
 }
+
+// TestInheritedDescriptorsStayHome: a descriptor Boris inherited, beyond stdin, stdout
+// and stderr, does not reach its commands, where a background task would hold it open.
+func TestInheritedDescriptorsStayHome(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fi, err := w.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := fmt.Sprintf("pipe:[%d]", fi.Sys().(*syscall.Stat_t).Ino)
+	cmd := exec.Command(binary, "--transport", "stdio")
+	cmd.ExtraFiles = []*os.File{w}
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, command := range []string{"ls -l /proc/self/fd/", "cd . && ls -l /proc/self/fd/"} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if res.IsError || !strings.Contains(text, "/dev/null") {
+			t.Fatalf("%s: %s", command, text)
+		}
+		if strings.Contains(text, pipe) {
+			t.Errorf("%s: the command has Boris's inherited %s:\n%s", command, pipe, text)
+		}
+	}
+}
