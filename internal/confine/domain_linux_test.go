@@ -311,4 +311,3 @@ func TestMoveIntoCgroup(t *testing.T) {
 		t.Errorf("the cgroup held %q, want only the process, %d", got, pid)
 	}
 }
-
