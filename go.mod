@@ -3,7 +3,6 @@ module github.com/mjkoo/boris
 go 1.26.8
 
 require (
-	github.com/alecthomas/kong v1.17.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0

@@ -13,15 +13,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alecthomas/kong"
-
+	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/watch"
 )
 
 // watchCLI is `boris watch`: follow a server's live view in a terminal.
 type watchCLI struct {
-	URL   string `arg:"" optional:"" default:"http://127.0.0.1:8080" help:"The Boris server to follow: its base URL or its /watch page (stdio servers: the --watch address)."`
-	Token string `help:"The server's bearer token, if it has one." envvar:"BORIS_TOKEN"`
+	URL   string `arg:"" placeholder:"URL" default:"http://127.0.0.1:8080" help:"The Boris server to follow: its base URL or its /watch page (stdio servers: the --watch address)."`
+	Token string `placeholder:"TOKEN" help:"The server's bearer token, if it has one." envvar:"BORIS_TOKEN"`
 }
 
 // pendingDelay is how long a call's line waits for its end, so that a quick call takes
@@ -30,28 +29,13 @@ const pendingDelay = 500 * time.Millisecond
 
 func runWatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var c watchCLI
-	exited := false
-	parser, err := kong.New(&c,
-		kong.Name("boris watch"),
-		kong.Description("Follow a Boris server's tool calls as they happen: one line per call, with streamed output indented."),
-		kong.Writers(stdout, stdout),
-		kong.Exit(func(int) { exited = true }),
-		kong.Resolvers(kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
-			if name := f.Tag.Get("envvar"); name != "" && getenv(name) != "" {
-				return getenv(name), nil
-			}
-			return nil, nil
-		})),
-	)
-	if err != nil {
-		panic(err)
-	}
-	_, err = parser.Parse(args)
-	if exited {
+	err := config.ParseFlags(&c, args, getenv)
+	if errors.Is(err, config.ErrHelp) {
+		config.WriteHelp(stdout, "boris watch [URL] [flags]", "Follow a Boris server's tool calls as they happen: one line per call, with streamed output indented.", &c)
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("watch: %w", err)
 	}
 	url := eventsURL(c.URL)
 	p := newPrinter(stdout)

@@ -12,12 +12,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/loopback"
@@ -119,84 +116,69 @@ const DefaultStreamKeepAlive = 15 * time.Second
 // successfully without serving, such as --help or --version.
 var ErrExit = errors.New("exit")
 
-// cli is the kong model. Every flag names its environment variable in an envvar tag, read
-// through the getenv given to [Parse] rather than the process environment.
+// cli is the command line, as [ParseFlags] reads it. Every flag names its environment
+// variable in an envvar tag, read through the getenv given to [Parse] rather than the
+// process environment.
 type cli struct {
-	Transport       string           `help:"Transport: http or stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
-	Port            int              `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
-	Host            string           `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
-	Workdir         string           `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
-	Timeout         int              `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
-	AllowDir        []string         `help:"Confine file tools to this directory (repeatable; relative to --workdir)." sep:"none" placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
-	DenyDir         []string         `help:"Hide a path, a name at any depth (no slash, such as '.env') or a doublestar pattern such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." sep:"none" placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
-	ConfineBash     string           `help:"Confine commands to the --allow-dir directories with Landlock: auto (when --allow-dir is set and the kernel can), on (or refuse to start), off." default:"auto" enum:"auto,on,off" envvar:"BORIS_CONFINE_BASH"`
-	ConfineRead     []string         `help:"Let confined commands also read and run programs beneath this path (repeatable)." sep:"none" placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
-	ConfineWrite    []string         `help:"Let confined commands also write beneath this directory (repeatable)." sep:"none" placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
-	ConfineNetwork  bool             `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later)." envvar:"BORIS_CONFINE_NETWORK"`
-	LandlockABI     int              `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: what the kernel has; -1: as if there were no Landlock)." default:"0" envvar:"BORIS_LANDLOCK_ABI"`
-	NoBash          bool             `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
-	DisableTools    []string         `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
-	MaxFileSize     string           `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
-	AnthropicCompat bool             `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
-	RequireView     bool             `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
-	Tools           string           `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
-	Structured      bool             `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
-	Token           string           `help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user)." envvar:"BORIS_TOKEN"`
-	TokenFile       string           `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
-	GenerateToken   bool             `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
-	AllowOrigin     []string         `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
-	InsecureNoAuth  bool             `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
-	MaxRequestSize  string           `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
-	MaxSessions     int              `help:"Most live MCP sessions over HTTP, and most stateless workspaces." default:"64" envvar:"BORIS_MAX_SESSIONS"`
-	SessionIdle     int              `name:"session-idle-timeout" help:"Seconds before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
-	Stateless       bool             `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
-	MaxTasks        int              `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
-	BackgroundLimit int              `name:"background-task-timeout" help:"Seconds a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
-	LogLevel        string           `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
-	LogFormat       string           `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
-	Watch           string           `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
-	NoWatch         bool             `help:"Do not serve the live view of tool calls at /watch." envvar:"BORIS_NO_WATCH"`
-	Version         kong.VersionFlag `help:"Print the version and exit."`
+	Transport       string   `help:"Transport: http or stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Port            int      `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
+	Host            string   `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
+	Workdir         string   `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
+	Timeout         int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
+	AllowDir        []string `help:"Confine file tools to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir         []string `help:"Hide a path, a name at any depth (no slash, such as '.env') or a doublestar pattern such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
+	ConfineBash     string   `help:"Confine commands to the --allow-dir directories with Landlock: auto (when --allow-dir is set and the kernel can), on (or refuse to start), off." default:"auto" enum:"auto,on,off" envvar:"BORIS_CONFINE_BASH"`
+	ConfineRead     []string `help:"Let confined commands also read and run programs beneath this path (repeatable)." placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
+	ConfineWrite    []string `help:"Let confined commands also write beneath this directory (repeatable)." placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
+	ConfineNetwork  bool     `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later)." envvar:"BORIS_CONFINE_NETWORK"`
+	LandlockABI     int      `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: what the kernel has; -1: as if there were no Landlock)." default:"0" envvar:"BORIS_LANDLOCK_ABI"`
+	NoBash          bool     `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
+	DisableTools    []string `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
+	MaxFileSize     string   `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
+	AnthropicCompat bool     `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
+	RequireView     bool     `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
+	Tools           string   `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
+	Structured      bool     `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
+	Token           string   `placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user)." envvar:"BORIS_TOKEN"`
+	TokenFile       string   `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
+	GenerateToken   bool     `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
+	AllowOrigin     []string `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
+	InsecureNoAuth  bool     `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
+	MaxRequestSize  string   `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
+	MaxSessions     int      `help:"Most live MCP sessions over HTTP, and most stateless workspaces." default:"64" envvar:"BORIS_MAX_SESSIONS"`
+	SessionIdle     int      `name:"session-idle-timeout" help:"Seconds before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	Stateless       bool     `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
+	MaxTasks        int      `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
+	BackgroundLimit int      `name:"background-task-timeout" help:"Seconds a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
+	LogLevel        string   `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
+	LogFormat       string   `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
+	Watch           string   `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
+	NoWatch         bool     `help:"Do not serve the live view of tool calls at /watch." envvar:"BORIS_NO_WATCH"`
+	Version         bool     `help:"Print the version and exit."`
 }
 
 // Parse reads args (without the program name) and the BORIS_* variables from getenv, and
 // returns a validated Config. Help and version text go to stdout; then Parse returns
 // [ErrExit]. Any other error is one line fit to show a user.
 func Parse(args []string, getenv func(string) string, version string, stdout io.Writer) (Config, error) {
-	c, ok := quickParse(args, getenv)
-	if !ok {
-		var exited bool
-		var err error
-		c, exited, err = kongParse(args, getenv, version, stdout)
-		if exited {
-			return Config{}, ErrExit
-		}
-		if err != nil {
-			return Config{}, err
-		}
+	var c cli
+	err := ParseFlags(&c, args, getenv)
+	switch {
+	case errors.Is(err, ErrHelp):
+		WriteHelp(stdout, "boris [flags]", description, &c)
+		return Config{}, ErrExit
+	case err != nil:
+		return Config{}, err
+	case c.Version:
+		fmt.Fprintf(stdout, "%s\n%s\n", version, confine.Describe())
+		return Config{}, ErrExit
 	}
 	return c.config(getenv, version)
 }
 
-// kongParse reads args and the environment with kong, which also prints help and the
-// version (then exited is true) and words every error.
-func kongParse(args []string, getenv func(string) string, version string, stdout io.Writer) (c cli, exited bool, err error) {
-	parser, err := kong.New(&c,
-		kong.Name("boris"),
-		kong.Description("An MCP server that gives AI agents a shell, file viewing and editing, and search. 'boris watch [URL]' follows a server's live view of tool calls in a terminal."),
-		kong.Vars{"version": version + "\n" + confine.Describe()},
-		kong.Writers(stdout, stdout),
-		kong.Exit(func(int) { exited = true }),
-		kong.ValueFormatter(helpWithEnv),
-		kong.Resolvers(envResolver(getenv)),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-	)
-	if err != nil {
-		panic(err) // the model above is wrong: a programmer mistake
-	}
-	_, err = parser.Parse(args)
-	return c, exited, err
-}
+// description is what help says Boris is.
+const description = "An MCP server that gives AI agents a shell, file viewing and editing, and search. " +
+	"'boris watch [URL]' follows a server's live view of tool calls in a terminal."
 
 // Default returns the Config that an empty command line and environment give: every
 // setting at its default, working in the current directory. Tests start from it.
@@ -246,7 +228,7 @@ func (c *cli) settings(version string) Config {
 		Tools:                 c.Tools,
 		StructuredOutput:      c.Structured,
 		Token:                 c.Token,
-		AllowOrigins:          nonEmpty(c.AllowOrigin),
+		AllowOrigins:          splitList(c.AllowOrigin),
 		InsecureNoAuth:        c.InsecureNoAuth,
 		MaxSessions:           c.MaxSessions,
 		Stateless:             c.Stateless,
@@ -364,7 +346,7 @@ func (c *cli) paths(cfg *Config, getenv func(string) string) error {
 
 // watch checks the browser origins and where the live view is served.
 func (c *cli) watch(*Config) error {
-	for _, o := range nonEmpty(c.AllowOrigin) {
+	for _, o := range splitList(c.AllowOrigin) {
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.HasSuffix(o, "/") || o == "*" {
 			return fmt.Errorf("--allow-origin %q: give a scheme and host such as https://app.example.com, without a trailing slash or wildcard", o)
 		}
@@ -517,47 +499,6 @@ func nonEmpty(in []string) []string {
 		}
 	}
 	return out
-}
-
-// envResolver reads each flag's envvar through getenv. List variables are split on commas
-// outside braces.
-func envResolver(getenv func(string) string) kong.Resolver {
-	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
-		name := flag.Tag.Get("envvar")
-		if name == "" {
-			return nil, nil
-		}
-		v := getenv(name)
-		if v == "" {
-			return nil, nil
-		}
-		switch flag.Target.Kind() {
-		case reflect.Int:
-			if _, err := strconv.Atoi(strings.TrimSpace(v)); err != nil {
-				return nil, fmt.Errorf("$%s=%q is not a whole number", name, v)
-			}
-		case reflect.Bool:
-			if _, err := strconv.ParseBool(strings.TrimSpace(v)); err != nil {
-				return nil, fmt.Errorf("$%s=%q is not true or false", name, v)
-			}
-		}
-		if flag.Target.Kind() == reflect.Slice {
-			var items []any
-			for _, item := range SplitList(v) {
-				items = append(items, item)
-			}
-			return items, nil
-		}
-		return v, nil
-	})
-}
-
-func helpWithEnv(value *kong.Value) string {
-	help := kong.DefaultHelpValueFormatter(value)
-	if name := value.Tag.Get("envvar"); name != "" {
-		help += " ($" + name + ")"
-	}
-	return help
 }
 
 func absDir(dir string, getenv func(string) string) (string, error) {
