@@ -104,9 +104,12 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		},
 	})
 	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
+	// Each middleware added wraps those before it. httpCalls goes last, outermost: a
+	// stateless call is bound to its workspace before the live view and audit look up
+	// its state, or each would get a state of its own.
 	s.mcp.AddReceivingMiddleware(s.audit)
-	s.mcp.AddReceivingMiddleware(s.httpCalls) // outermost: binds a workspace before audit looks
 	s.startWatch()
+	s.mcp.AddReceivingMiddleware(s.httpCalls)
 	return s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/testutil"
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // named adds a workspace name to every request a client makes.
@@ -193,5 +194,35 @@ func TestIdleWorkspaceReaped(t *testing.T) {
 	srv.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("idle workspace not forgotten: %d open", n)
+	}
+}
+
+// TestStatelessCallsInTheLiveView: the live view shows the stateless calls of one client
+// in their workspace, which opens once; no call gets a state of its own.
+func TestStatelessCallsInTheLiveView(t *testing.T) {
+	t.Parallel()
+	srv, ts := start(t, newConfig(t))
+	cs := dialWorkspace(t, ts.URL, "", "")
+	for range 3 {
+		bashText(t, cs, "true")
+	}
+	sub := srv.Watch().Subscribe(0)
+	defer sub.Close()
+	evs, _ := sub.Next(1000)
+	var opened []string
+	calls := 0
+	for _, e := range evs {
+		switch e.Kind {
+		case watch.KindSession, watch.KindSessionEnd:
+			opened = append(opened, e.Kind+" "+e.Session)
+		case watch.KindCall:
+			calls++
+			if !strings.HasPrefix(e.Session, "ws-") {
+				t.Errorf("call %d shown in session %q, want the workspace", e.Call, e.Session)
+			}
+		}
+	}
+	if calls != 3 || len(opened) != 1 || !strings.HasPrefix(opened[0], watch.KindSession+" ws-") {
+		t.Errorf("live view: %d calls, sessions %q; want 3 calls in one workspace opened once", calls, opened)
 	}
 }
