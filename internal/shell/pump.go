@@ -18,8 +18,6 @@ import (
 // pump reads the command's output and reaps the shell as events come, until done
 // reports true; it reports false if the deadline (if not zero) passes first.
 func (p *Process) pump(done func() bool, deadline time.Time) bool {
-	bufp := buffers.Get().(*[]byte)
-	defer buffers.Put(bufp)
 	var set [4]unix.PollFd
 	for !done() {
 		fds := set[:0]
@@ -57,7 +55,7 @@ func (p *Process) pump(done func() bool, deadline time.Time) bool {
 			case fd == p.pidfd:
 				p.reapShell()
 			default:
-				p.readPipe(fd, *bufp)
+				p.readPipe(fd)
 			}
 		}
 	}
@@ -65,12 +63,16 @@ func (p *Process) pump(done func() bool, deadline time.Time) bool {
 }
 
 // readPipe reads what is waiting in one of the pipes into its Output, and closes the
-// pipe at its end.
-func (p *Process) readPipe(fd int, buf []byte) {
+// pipe at its end. The buffer is held only for the read: commands waiting for output
+// hold none.
+func (p *Process) readPipe(fd int) {
 	i := 0
 	if fd == p.pipes[1] {
 		i = 1
 	}
+	bufp := buffers.Get().(*[]byte)
+	defer buffers.Put(bufp)
+	buf := *bufp
 	n, err := unix.Read(fd, buf)
 	switch {
 	case n > 0:
