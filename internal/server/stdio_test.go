@@ -182,3 +182,29 @@ func (c *stdioClient) close() error {
 	c.in.Close()
 	return <-c.done
 }
+
+// TestStdioKeepsNoStreamUnwatched: over STDIO the live view's stream is kept only when
+// --watch gives it somewhere to be served; over HTTP always, unless --no-watch.
+func TestStdioKeepsNoStreamUnwatched(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		transport, watchAddr string
+		noWatch, want        bool
+	}{
+		{"stdio", "", false, false},
+		{"stdio", "127.0.0.1:7777", false, true},
+		{"http", "", false, true},
+		{"http", "", true, false},
+	} {
+		cfg := newConfig(t)
+		cfg.Transport, cfg.WatchAddr, cfg.NoWatch = tc.transport, tc.watchAddr, tc.noWatch
+		srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Watch() != nil; got != tc.want {
+			t.Errorf("%+v: stream kept %v, want %v", tc, got, tc.want)
+		}
+		srv.Close()
+	}
+}

@@ -17,9 +17,11 @@ import (
 // Watch returns the live event stream, or nil with --no-watch.
 func (s *Server) Watch() *watch.Hub { return s.hub }
 
-// startWatch sets up the live view's event stream, unless --no-watch.
+// startWatch sets up the live view's event stream, unless --no-watch. Over STDIO the
+// view is served only on the --watch address: without one nobody could follow the
+// stream, so none is kept.
 func (s *Server) startWatch() {
-	if s.cfg.NoWatch {
+	if s.cfg.NoWatch || s.cfg.Transport == "stdio" && s.cfg.WatchAddr == "" {
 		return
 	}
 	s.hub = watch.NewHub(watch.Options{Redact: s.cfg.Token})

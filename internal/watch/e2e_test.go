@@ -21,6 +21,7 @@ func testConfig(t testing.TB) config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transport = "stdio"
+	cfg.WatchAddr = "127.0.0.1:0" // over STDIO the stream is kept only for --watch
 	cfg.Workdir = t.TempDir()
 	cfg.MaxSessions = 8
 	cfg.MaxBackgroundTasks = 4
