@@ -16,9 +16,10 @@ import (
 )
 
 // DefaultHistory is how many events the ring keeps: enough for a page opened late to show
-// the last few hundred calls, while the whole ring (at most 16 KB of text per event) stays
-// far from what the server itself needs.
-const DefaultHistory = 1024
+// the last 250 calls or so (a call is two events while nobody watches), while the whole
+// ring (at most 16 KB of text per event, about 150 kB for the events themselves) stays far
+// from what the server itself needs.
+const DefaultHistory = 512
 
 // Event kinds.
 const (
