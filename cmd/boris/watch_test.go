@@ -69,7 +69,8 @@ func TestWatchFollowsHTTPServer(t *testing.T) {
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}}); err != nil {
 		t.Fatal(err)
 	}
-	expect(t, lines, `session opened \(e2e 1, http\)`)
+	// The SDK client speaks the stateless protocol: its calls share one workspace.
+	expect(t, lines, `session opened \(e2e 1, http( \(stateless\))?\)`)
 	expect(t, lines, `bash true  → exit 0`)
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo one; echo two >&2; printf '\\033[31mred\\033[0m\\n'; exit 2"}})
 	if err != nil {
