@@ -129,6 +129,12 @@ func ParseFlags(dst any, args []string, getenv func(string) string) error {
 	if err := setPositional(v, flags, positional, given); err != nil {
 		return err
 	}
+	return setUnset(v, flags, given, getenv)
+}
+
+// setUnset sets the fields whose flags were not given from their variables, else their
+// defaults.
+func setUnset(v reflect.Value, flags []flag, given map[int]bool, getenv func(string) string) error {
 	for _, f := range flags {
 		if given[f.field] {
 			continue
