@@ -66,6 +66,10 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff(9000, c.Port) }},
 		{"env port", nil, map[string]string{"BORIS_PORT": "9100"},
 			func(c Config) string { return cmp.Diff(9100, c.Port) }},
+		{"origins repeated or comma-separated", []string{"--allow-origin", "https://a.example,https://b.example", "--allow-origin", "http://c.example"}, nil,
+			func(c Config) string {
+				return cmp.Diff([]string{"https://a.example", "https://b.example", "http://c.example"}, c.AllowOrigins)
+			}},
 		{"disable tools comma list", []string{"--disable-tools", "grep,find"}, nil,
 			func(c Config) string { return cmp.Diff([]string{"grep", "find"}, c.DisableTools) }},
 		{"workdir absolute", []string{"--workdir", dir}, nil,
