@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -329,5 +331,20 @@ func TestMultilineLines(t *testing.T) {
 	}
 	if _, err := compileMatcher(`(`, false, true); err == nil || !regexp.MustCompile(`RE2`).MatchString(err.Error()) {
 		t.Errorf("bad pattern error = %v", err)
+	}
+}
+
+func TestASCIIFoldSafe(t *testing.T) {
+	t.Parallel()
+	for c := range utf8.RuneSelf {
+		want := true
+		for r := unicode.SimpleFold(rune(c)); r != rune(c); r = unicode.SimpleFold(r) {
+			if r >= utf8.RuneSelf {
+				want = false
+			}
+		}
+		if got := asciiFoldSafe(byte(c)); got != want {
+			t.Errorf("asciiFoldSafe(%q) = %v, want %v", rune(c), got, want)
+		}
 	}
 }

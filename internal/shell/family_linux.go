@@ -146,10 +146,15 @@ func unescapeMount(s string) string {
 
 var cgroupSeq atomic.Int64
 
+// spawned says whether any command was ever started: until one is, Boris has no process,
+// cgroup or orphan to stop.
+var spawned atomic.Bool
+
 // newFamily prepares the family of a command about to start. Its cgroup, if it gets one,
 // is set in sys so that the shell starts in it; or, when the shell is to move itself
 // there ([Command.Launch]), opened for that.
 func newFamily(sys *syscall.SysProcAttr, moves bool) *family {
+	spawned.Store(true)
 	f := &family{cgFD: -1, procsFD: -1, start: bootTicks()}
 	if !cgroupsUsable() {
 		return f
@@ -576,6 +581,9 @@ const clockTicks = 100
 // SIGKILL after grace; with it, Boris's orphans in sessions of their own. It is the last
 // step of a shutdown.
 func StopAll(grace time.Duration) {
+	if !spawned.Load() {
+		return // a server that never ran a command stops at once, scanning nothing
+	}
 	registry.mu.Lock()
 	fams := make([]*family, 0, len(registry.families))
 	for f := range registry.families {
