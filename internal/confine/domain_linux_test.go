@@ -249,8 +249,8 @@ func ownCgroup(t *testing.T) string {
 	return dir
 }
 
-// TestMoveIntoCgroup: the launcher does not start processes in cgroups (the kernel
-// refuses CLONE_INTO_CGROUP with CLONE_PARENT), but a confined process moves itself into
+// TestMoveIntoCgroup: the launcher does not start processes in cgroups (see
+// Domain.ForkExec), but a confined process moves itself into
 // one through a descriptor opened for it on the cgroup's cgroup.procs, as a command's
 // shell does (shell.Command.Launch).
 func TestMoveIntoCgroup(t *testing.T) {

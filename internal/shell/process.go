@@ -58,9 +58,9 @@ type Command struct {
 	// what it does: a confinement domain starts it in the domain, so that the shell and
 	// everything it starts are confined. This process must be the shell's parent. Launch
 	// is not asked to start the shell in a cgroup (a confinement domain's launcher
-	// cannot: the kernel refuses CLONE_INTO_CGROUP with CLONE_PARENT); the shell moves
-	// itself into its cgroup instead, before it runs anything, through a descriptor
-	// open on the cgroup's cgroup.procs.
+	// cannot: see confine.Domain.ForkExec); the shell moves itself into its cgroup
+	// instead, before it runs anything, through a descriptor open on the cgroup's
+	// cgroup.procs.
 	Launch ForkExec
 }
 
