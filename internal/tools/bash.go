@@ -200,7 +200,7 @@ const permissionDenied = "Permission denied"
 func confinedNote(p *confine.Policy) string {
 	var what []string
 	if p.Paths() {
-		what = append(what, "it may write only in "+strings.Join(append(p.Writable(), "$TMPDIR"), ", ")+" and read only there and in the system directories the server instructions list")
+		what = append(what, "it may write only under "+strings.Join(p.Writable(), ", ")+" and $TMPDIR, and read only there and under the system directories the server instructions list")
 	}
 	if p.Network() {
 		what = append(what, "it may not open TCP connections or listen on TCP ports")

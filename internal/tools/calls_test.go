@@ -31,7 +31,8 @@ import (
 //     them; "shell: /bin/sh" replaces the shell commands run with; "run: ln -s a b" runs a
 //     bash command in the work directory once the files are written, before the server
 //     starts; "scrub: REGEXP -> TEXT" replaces, in every result, the text each match's
-//     first group holds (or the whole match) by TEXT, for what no two runs share.
+//     first group holds (or the whole match) by TEXT, for what no two runs share;
+//     "landlock: N" skips the script where the kernel's Landlock ABI is below N.
 //   - Files before the first call are the workspace, named relative to the work directory,
 //     or under $OUTSIDE/ for a directory next to it that is not the work directory. Their
 //     modification times follow archive order, the first oldest, so "newest first" has a
@@ -115,10 +116,11 @@ func parseCallScript(data []byte) (*callScript, error) {
 
 // directives are the settings in a script's comment.
 type directives struct {
-	flags  []string
-	shell  string
-	run    []string
-	scrubs []scrub
+	flags    []string
+	shell    string
+	run      []string
+	scrubs   []scrub
+	landlock int // the Landlock ABI the script needs
 }
 
 type scrub struct {
@@ -156,6 +158,12 @@ func parseDirectives(comment []byte) (directives, error) {
 			d.flags = append(d.flags, strings.Fields(val)...)
 		case "shell":
 			d.shell = val
+		case "landlock":
+			abi, err := strconv.Atoi(val)
+			if err != nil {
+				return d, fmt.Errorf("landlock %q: want an ABI version", val)
+			}
+			d.landlock = abi
 		case "run":
 			d.run = append(d.run, val)
 		case "scrub":
@@ -234,6 +242,7 @@ func runCallScript(t *testing.T, file string) {
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
+	needLandlock(t, dir.landlock)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
