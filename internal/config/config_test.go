@@ -70,6 +70,14 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string {
 				return cmp.Diff([]string{"https://a.example", "https://b.example", "http://c.example"}, c.AllowOrigins)
 			}},
+		{"timeout in seconds", []string{"--timeout", "90"}, nil,
+			func(c Config) string { return cmp.Diff(90*time.Second, c.Timeout) }},
+		{"timeout as a duration", []string{"--timeout=2m"}, nil,
+			func(c Config) string { return cmp.Diff(2*time.Minute, c.Timeout) }},
+		{"idle timeout as a duration from env", nil, map[string]string{"BORIS_SESSION_IDLE_TIMEOUT": "1h30m"},
+			func(c Config) string { return cmp.Diff(90*time.Minute, c.SessionIdleTimeout) }},
+		{"background limit in seconds from env", nil, map[string]string{"BORIS_BACKGROUND_TASK_TIMEOUT": "600"},
+			func(c Config) string { return cmp.Diff(10*time.Minute, c.BackgroundTaskLimit) }},
 		{"disable tools comma list", []string{"--disable-tools", "grep,find"}, nil,
 			func(c Config) string { return cmp.Diff([]string{"grep", "find"}, c.DisableTools) }},
 		{"workdir absolute", []string{"--workdir", dir}, nil,
@@ -149,7 +157,13 @@ func TestParseErrors(t *testing.T) {
 		want string
 	}{
 		{"zero timeout", []string{"--timeout", "0"}, nil, "--timeout must be a positive"},
-		{"negative timeout", []string{"--timeout=-5"}, nil, "--timeout must be a positive"},
+		{"negative timeout", []string{"--timeout=-5"}, nil, "--timeout must be a positive number of seconds, got -5"},
+		{"negative duration timeout", []string{"--timeout=-5s"}, nil, "--timeout must be a positive number of seconds, got -5"},
+		{"fractional timeout", []string{"--timeout", "1.5s"}, nil, `--timeout "1.5s" is not a whole number of seconds or a duration such as 90s, 10m or 1h`},
+		{"junk timeout", []string{"--timeout", "soon"}, nil, `--timeout "soon" is not a whole number of seconds`},
+		{"huge timeout", []string{"--timeout", "99999999999999"}, nil, `--timeout "99999999999999" is too large`},
+		{"junk env idle timeout", nil, map[string]string{"BORIS_SESSION_IDLE_TIMEOUT": "a while"}, `$BORIS_SESSION_IDLE_TIMEOUT="a while" is not a whole number of seconds`},
+		{"negative background limit", []string{"--background-task-timeout", "-1m"}, nil, "--background-task-timeout must not be negative, got -60"},
 		{"bad transport", []string{"--transport", "grpc"}, nil, "--transport"},
 		{"bad tool set", []string{"--tools", "cursor"}, nil, "--tools"},
 		{"junk size", []string{"--max-file-size", "lots"}, nil, "--max-file-size"},

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -26,7 +28,8 @@ import (
 //	help:"…"          what help says of it
 //	arg:""            not a flag: the one optional positional argument
 //
-// Fields are strings, ints, bools or lists of strings. A list flag may be given again to
+// Fields are strings, ints, bools, durations or lists of strings. A duration is given
+// in whole seconds ("90") or as Go writes durations of whole seconds ("90s", "10m", "1h"). A list flag may be given again to
 // add a value; its variable holds a comma-separated list (commas inside braces are kept,
 // see [SplitList]). Given flags beat variables, which beat defaults.
 
@@ -37,7 +40,7 @@ var ErrHelp = errors.New("help requested")
 type flag struct {
 	name        string
 	field       int
-	kind        reflect.Kind // String, Int, Bool or Slice (of strings)
+	kind        reflect.Kind // String, Int, Bool, Int64 (time.Duration) or Slice (of strings)
 	def         string
 	hasDefault  bool
 	enum        []string
@@ -56,7 +59,8 @@ func flagsOf(t reflect.Type) []flag {
 		sf := t.Field(i)
 		kind := sf.Type.Kind()
 		if kind == reflect.Slice && sf.Type.Elem().Kind() != reflect.String ||
-			kind != reflect.Slice && kind != reflect.String && kind != reflect.Int && kind != reflect.Bool {
+			kind == reflect.Int64 && sf.Type != reflect.TypeFor[time.Duration]() ||
+			kind != reflect.Slice && kind != reflect.String && kind != reflect.Int && kind != reflect.Int64 && kind != reflect.Bool {
 			panic("config: field " + sf.Name + " has a type flags cannot set") // a programmer mistake
 		}
 		f := flag{name: sf.Tag.Get("name"), field: i, kind: kind, envvar: sf.Tag.Get("envvar"),
@@ -201,6 +205,12 @@ func (f flag) set(v reflect.Value, s string) error {
 			return errors.New("is not a whole number")
 		}
 		v.SetInt(int64(n))
+	case reflect.Int64:
+		d, err := parseSeconds(s)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(d))
 	case reflect.Bool:
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
@@ -260,6 +270,8 @@ func (f flag) usage() string {
 		return "--" + f.name + "=" + f.def
 	case f.kind == reflect.Int:
 		return "--" + f.name + "=N"
+	case f.kind == reflect.Int64:
+		return "--" + f.name + "=SECONDS"
 	}
 	return "--" + f.name + "=VALUE"
 }
@@ -275,6 +287,22 @@ func (f flag) describe() string {
 		s += " ($" + f.envvar + ")"
 	}
 	return s
+}
+
+// parseSeconds reads a duration: whole seconds, or a Go duration of whole seconds.
+func parseSeconds(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if limit := int64(math.MaxInt64 / time.Second); n > limit || n < -limit {
+			return 0, errors.New("is too large")
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d%time.Second != 0 {
+		return 0, errors.New("is not a whole number of seconds or a duration such as 90s, 10m or 1h")
+	}
+	return d, nil
 }
 
 func (f flag) placeholderOr(alt string) string {
