@@ -72,7 +72,10 @@ type Line struct {
 	Text  string
 	Match bool // a matching line, not context
 	Cut   int  // bytes cut from the end of a long line
-	Gap   bool // lines were left out before this one
+	// CutBefore is the bytes cut from the start of a long matching line, whose first
+	// match lies beyond the part a line shows: the part around the match is shown.
+	CutBefore int
+	Gap       bool // lines were left out before this one
 }
 
 // Grep searches the file or directory root (a real path the scope allows).
@@ -218,7 +221,7 @@ func (g *grep) file(id int, j *job) {
 		if n > 0 {
 			g.files.Add(1)
 			g.lines.Add(int64(n))
-			out := contextLines(data, w.hits, g.opts.Before, g.opts.After, g.opts.Keep, g.opts.MaxLine)
+			out := contextLines(data, w.hits, g.opts.Before, g.opts.After, g.opts.Keep, g.opts.MaxLine, g.m.firstIn)
 			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: n, Output: out})
 		}
 	}
@@ -268,6 +271,15 @@ func (c *lineCounter) at(buf []byte, off int) int {
 	c.line += bytes.Count(buf[c.pos:off], []byte{'\n'})
 	c.pos = off
 	return c.line
+}
+
+// firstIn returns where the first match in the line b lies, or nil. A multiline
+// pattern's match is not looked for in one line.
+func (m *matcher) firstIn(b []byte) []int {
+	if m.multiline {
+		return nil
+	}
+	return m.line.FindIndex(b)
 }
 
 // matchLines calls fn with the bounds of each line holding a match, in order; fn returns
@@ -363,8 +375,9 @@ func (m *matcher) multiLines(buf []byte, f finder, fn func(start, end int) bool)
 }
 
 // contextLines turns matching lines into output lines with up to before and after lines
-// of context, merged where they overlap, at most keep of them.
-func contextLines(buf []byte, hits []span, before, after, keep, maxLine int) []Line {
+// of context, merged where they overlap, at most keep of them. find finds the first
+// match in a line (nil: none is looked for), so that a long line can show it.
+func contextLines(buf []byte, hits []span, before, after, keep, maxLine int, find func([]byte) []int) []Line {
 	var out []Line
 	lastNum := 0
 	for i, h := range hits {
@@ -379,10 +392,10 @@ func contextLines(buf []byte, hits []span, before, after, keep, maxLine int) []L
 		}
 		gap := lastNum > 0 && first > lastNum+1
 		for k := len(pre) - 1; k >= 0; k-- {
-			out = append(out, makeLine(buf, pre[k], false, gap, maxLine))
+			out = append(out, makeLine(buf, pre[k], false, gap, maxLine, nil))
 			gap = false
 		}
-		out = append(out, makeLine(buf, h, true, gap, maxLine))
+		out = append(out, makeLine(buf, h, true, gap, maxLine, find))
 		lastNum = h.num
 		limit := h.num + after
 		if i+1 < len(hits) {
@@ -397,7 +410,7 @@ func contextLines(buf []byte, hits []span, before, after, keep, maxLine int) []L
 			} else {
 				ne += s
 			}
-			out = append(out, makeLine(buf, span{s, ne, n}, false, false, maxLine))
+			out = append(out, makeLine(buf, span{s, ne, n}, false, false, maxLine, nil))
 			lastNum, e = n, ne
 		}
 		if len(out) >= keep {
@@ -407,17 +420,40 @@ func contextLines(buf []byte, hits []span, before, after, keep, maxLine int) []L
 	return out
 }
 
-func makeLine(buf []byte, s span, match, gap bool, maxLine int) Line {
+// makeLine makes the output line of span s: at most maxLine bytes of it, from its start,
+// or, when find finds a match that ends beyond them, from a little before that match.
+func makeLine(buf []byte, s span, match, gap bool, maxLine int, find func([]byte) []int) Line {
 	b := buf[s.start:s.end]
 	b = bytes.TrimSuffix(b, []byte{'\r'})
-	cut := 0
+	l := Line{Num: s.num, Match: match, Gap: gap}
 	if len(b) > maxLine {
-		n := maxLine
-		for n > 0 && !utf8.RuneStart(b[n]) {
-			n--
+		from := 0
+		if loc := findIn(find, b); loc != nil && loc[1] > maxLine {
+			from = runeStart(b, max(loc[0]-maxLine/4, 0))
 		}
-		cut = len(b) - n
-		b = b[:n]
+		to := min(from+maxLine, len(b))
+		if to < len(b) {
+			to = runeStart(b, to)
+		}
+		l.CutBefore, l.Cut = from, len(b)-to
+		b = b[from:to]
 	}
-	return Line{Num: s.num, Text: strings.ToValidUTF8(string(b), "\uFFFD"), Match: match, Cut: cut, Gap: gap}
+	l.Text = strings.ToValidUTF8(string(b), "\uFFFD")
+	return l
+}
+
+// findIn is find(b), or nil when there is no find.
+func findIn(find func([]byte) []int, b []byte) []int {
+	if find == nil {
+		return nil
+	}
+	return find(b)
+}
+
+// runeStart moves i back to the start of the UTF-8 sequence it falls in.
+func runeStart(b []byte, i int) int {
+	for i > 0 && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return i
 }

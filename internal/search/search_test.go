@@ -296,7 +296,7 @@ func TestContextLines(t *testing.T) {
 		hits = append(hits, span{s, e, lc.at(buf, s)})
 		return true
 	})
-	out := contextLines(buf, hits, 1, 1, 100, 100)
+	out := contextLines(buf, hits, 1, 1, 100, 100, nil)
 	var got []string
 	for _, l := range out {
 		s := l.Text
@@ -311,6 +311,59 @@ func TestContextLines(t *testing.T) {
 	want := []string{"1", "2*", "3*", "4", "|8", "9*", "10*"}
 	if !slices.Equal(got, want) {
 		t.Errorf("contextLines = %q, want %q", got, want)
+	}
+}
+
+// TestLongLineShowsItsMatch: a matching line longer than the most a line shows is shown
+// from its start when its first match lies there, else from a little before the match;
+// context lines are always shown from their start, and no cut splits a character.
+func TestLongLineShowsItsMatch(t *testing.T) {
+	t.Parallel()
+	const maxLine = 40
+	head := strings.Repeat("é", 100) // 200 bytes of two-byte characters
+	tests := []struct {
+		name, line, pattern string
+		wantBefore          bool
+	}{
+		{"match at the start", "NEEDLE" + head, "NEEDLE", false},
+		{"match deep in the line", head + "NEEDLE" + head, "NEEDLE", true},
+		{"match crossing the shown part", strings.Repeat("a", 38) + "NEEDLE" + head, "NEEDLE", true},
+		{"case-insensitive", head + "needle" + head, "(?i)NEEDLE", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf := []byte("context " + head + "\n" + tt.line + "\n")
+			m, err := compileMatcher(tt.pattern, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hits []span
+			lc := lineCounter{}
+			m.matchLines(buf, newFinder(m.lits), func(s, e int) bool {
+				hits = append(hits, span{s, e, lc.at(buf, s)})
+				return true
+			})
+			out := contextLines(buf, hits, 1, 0, 100, maxLine, m.firstIn)
+			if len(out) != 2 {
+				t.Fatalf("contextLines gave %d lines, want 2", len(out))
+			}
+			ctx, l := out[0], out[1]
+			if ctx.CutBefore != 0 || !strings.HasPrefix(ctx.Text, "context ") {
+				t.Errorf("context line = %+v, want it shown from its start", ctx)
+			}
+			if !m.line.MatchString(l.Text) {
+				t.Errorf("line shown as %q, without its match", l.Text)
+			}
+			if got := l.CutBefore > 0; got != tt.wantBefore {
+				t.Errorf("CutBefore = %d, want it cut before: %v", l.CutBefore, tt.wantBefore)
+			}
+			if len(l.Text) > maxLine || l.CutBefore+len(l.Text)+l.Cut != len(tt.line) {
+				t.Errorf("shown %d bytes, cut %d before and %d after, of a %d-byte line", len(l.Text), l.CutBefore, l.Cut, len(tt.line))
+			}
+			if !utf8.ValidString(l.Text) {
+				t.Errorf("a cut split a character: %q", l.Text)
+			}
+		})
 	}
 }
 

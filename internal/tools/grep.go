@@ -41,7 +41,7 @@ type GrepArgs struct {
 const grepDescription = `Search file contents with a regular expression (RE2 syntax), like ripgrep. Searches the working directory by default, recursively, in parallel.
 
 - Skips, and counts at the end of the result, hidden files, files excluded by .gitignore/.ignore, node_modules directories, binary files and files over the size limit; set hidden or no_ignore to include them. Every result ends with a line saying what was searched and what was not, so an empty result is real.
-- output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context) or count.
+- output_mode: files_with_matches (default, paths newest first), content (path:line:text, with -A/-B/-C context; of a line over 500 bytes, the 500 bytes around its first match) or count.
 - Each line is matched on its own unless multiline is true.
 - Results are paged: head_limit and offset select entries; the note at the end says how to get more.
 - Paths are shown relative to the working directory; a name with a control character (such as a newline) is quoted, Go-style: "a\nb.txt".`
@@ -209,6 +209,9 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 			line.WriteString(sep)
 			if nums {
 				fmt.Fprintf(&line, "%d%s", l.Num, sep)
+			}
+			if l.CutBefore > 0 {
+				fmt.Fprintf(&line, "[line cut: %d bytes before] … ", l.CutBefore)
 			}
 			line.WriteString(l.Text)
 			if l.Cut > 0 {
