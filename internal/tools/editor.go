@@ -183,5 +183,5 @@ func (h *handlers) undo(sess *session.Session, path string) (string, error) {
 	}
 	sess.MarkSeen(abs, files.ContentDigest(c.Old))
 	sess.Remember(abs, c.Old)
-	return fmt.Sprintf("Undid the last edit of %s: it holds its previous content again (%s bytes).", abs, count(int64(len(c.Old)))), nil
+	return fmt.Sprintf("Undid the last edit of %s: it holds its previous content again (%s).", abs, byteCount(int64(len(c.Old)))), nil
 }

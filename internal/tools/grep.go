@@ -211,11 +211,11 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 				fmt.Fprintf(&line, "%d%s", l.Num, sep)
 			}
 			if l.CutBefore > 0 {
-				fmt.Fprintf(&line, "[line cut: %d bytes before] … ", l.CutBefore)
+				fmt.Fprintf(&line, "[line cut: %s before] … ", byteCount(int64(l.CutBefore)))
 			}
 			line.WriteString(l.Text)
 			if l.Cut > 0 {
-				fmt.Fprintf(&line, " … [line cut: %d more bytes]", l.Cut)
+				fmt.Fprintf(&line, " … [line cut: %s after]", byteCount(int64(l.Cut)))
 			}
 			line.WriteByte('\n')
 			if !p.add(b, line.String()) {

@@ -38,6 +38,14 @@ func count(n int64) string {
 	return string(b)
 }
 
+// byteCount is n bytes, with thousands separators: "1 byte", "4,096 bytes".
+func byteCount(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return count(n) + " bytes"
+}
+
 // pluralNoun is [plural] for nouns that do not take an s, such as "directory".
 func pluralNoun(n int, noun string) string {
 	if n != 1 && noun == "directory" {
