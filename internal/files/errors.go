@@ -158,7 +158,8 @@ type MissError struct {
 	// stands for bytes that could not be decoded, which never matches them.
 	FFFD bool
 	// Numbered: most lines of the text start as numbered lines do (spaces, a number, a
-	// tab), as if copied with the numbers a view puts before them.
+	// tab), as if copied with the numbers a view puts before them. Closest is then
+	// the region most like the text without them.
 	Numbered bool
 	// Cut: the search for the closest text stopped early (the text is large, or the
 	// request ended), so closer text may exist.

@@ -247,6 +247,9 @@ func miss(ctx context.Context, path string, data []byte, old string) *MissError 
 		FFFD:     !utf8.Valid(data) && strings.ContainsRune(old, utf8.RuneError),
 		Numbered: looksNumbered(oldLines),
 	}
+	if e.Numbered {
+		oldLines = unnumbered(oldLines)
+	}
 	fileLines := splitLines(data)
 	start, score, cut := closest(ctx, fileLines, oldLines, closestSteps)
 	e.Cut = cut
@@ -270,6 +273,18 @@ func looksNumbered(lines []string) bool {
 		}
 	}
 	return n > 0 && 2*n >= len(lines)
+}
+
+// unnumbered returns lines without the line numbers they start with, if any.
+func unnumbered(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if loc := numberedPrefix.FindStringIndex(l); loc != nil {
+			l = l[loc[1]:]
+		}
+		out[i] = l
+	}
+	return out
 }
 
 // lineDiffs compares oldLines with fileLines from start on and returns the first

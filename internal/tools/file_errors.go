@@ -154,20 +154,29 @@ func (f *face) miss(e *files.MissError) string {
 	if c.Hidden > 0 {
 		fmt.Fprintf(&b, "… (%d more lines not shown)\n", c.Hidden)
 	}
-	f.lineDiffs(&b, c)
+	f.lineDiffs(&b, c, e.Numbered)
 	fmt.Fprintf(&b, "Copy %s exactly from the file, whitespace included, then retry.", f.oldArg)
 	return b.String()
 }
 
-// lineDiffs writes the lines of the closest text that differ from old_str's.
-func (f *face) lineDiffs(b *strings.Builder, c *files.Closest) {
-	if len(c.Diffs) == 0 {
+// lineDiffs writes the lines of the closest text that differ from old_str's, or from
+// its lines without their line numbers when it was numbered.
+func (f *face) lineDiffs(b *strings.Builder, c *files.Closest, numbered bool) {
+	old := f.oldArg
+	if numbered {
+		old += " without line numbers"
+	}
+	switch {
+	case len(c.Diffs) == 0 && numbered:
+		fmt.Fprintf(b, "Its lines match %s.\n", old)
+		return
+	case len(c.Diffs) == 0:
 		fmt.Fprintf(b, "Its lines match %s except for line endings or the end of the file; check whether %[1]s ends with a newline the file lacks.\n", f.oldArg)
 		return
 	}
 	b.WriteString("Lines that differ (quoted, so whitespace shows):\n")
 	for _, d := range c.Diffs {
-		fmt.Fprintf(b, "  line %d: file has %s\n           %s has %s\n", d.Line, d.File, f.oldArg, d.Old)
+		fmt.Fprintf(b, "  line %d: file has %s\n           %s has %s\n", d.Line, d.File, old, d.Old)
 	}
 	if c.MoreDiffs > 0 {
 		fmt.Fprintf(b, "  … and %d more\n", c.MoreDiffs)
