@@ -123,7 +123,11 @@ func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 		note("Showed lines 1-%d; the file goes on (%s bytes in all). %s shows the next %d lines", v.Last, count(v.Size), f.more(v.Last+1, files.DefaultLines), files.DefaultLines)
 	}
 	if v.Cut > 0 {
-		note("%d line(s) longer than %d characters were cut; grep, or bash (cut -c, fold), shows the rest", v.Cut, files.MaxLineChars)
+		verb := "were"
+		if v.Cut == 1 {
+			verb = "was"
+		}
+		note("%s longer than %s characters %s cut; grep, or bash (cut -c, fold), shows the rest", plural(v.Cut, "line"), count(files.MaxLineChars), verb)
 	}
 	switch {
 	case v.CR:
