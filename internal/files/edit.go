@@ -106,7 +106,11 @@ func describeChange(prev, cur []byte, info fs.FileInfo) string {
 	case removed == 0 && added == 0:
 		return "only line endings or the final newline differ"
 	case added == 0:
-		return fmt.Sprintf("%d lines were removed after line %d", removed, a)
+		verb := "were"
+		if removed == 1 {
+			verb = "was"
+		}
+		return fmt.Sprintf("%s %s removed after line %d", nLines(removed), verb, a)
 	}
 	var out []byte
 	const show = 8
@@ -117,7 +121,11 @@ func describeChange(prev, cur []byte, info fs.FileInfo) string {
 	if added > show {
 		more = fmt.Sprintf("… (%d more)\n", added-show)
 	}
-	return fmt.Sprintf("lines %d-%d now read (in place of %d lines):\n%s%s", a+1, a+added, removed, out, more)
+	verb := "now read"
+	if added == 1 {
+		verb = "now reads"
+	}
+	return fmt.Sprintf("%s %s (in place of %s):\n%s%s", LineSpan(a+1, a+added), verb, nLines(removed), out, more)
 }
 
 // splitLines splits data into lines without their endings.

@@ -149,7 +149,7 @@ func TestReplaceViewTracking(t *testing.T) {
 		{name: "viewed", content: "a\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\n"},
 		{name: "changed, still unique", content: "a\nc\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", want: "b\nc\n", changed: true},
 		{name: "changed, now missing", content: "x\ny\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\ny\n"), Previous: []byte("a\ny\n")}, old: "a", new: "b",
-			wantErr: ErrStale, errHas: "lines 1-1 now read (in place of 1 lines):\n     1\tx\n"},
+			wantErr: ErrStale, errHas: "line 1 now reads (in place of 1 line):\n     1\tx\n"},
 		{name: "changed, now twice", content: "a\na\n", opts: EditOptions{RequireSeen: true, Seen: seen("a\n")}, old: "a", new: "b", wantErr: ErrStale, errHas: "now occurs 2 times"},
 	}
 	for _, tt := range tests {

@@ -188,9 +188,9 @@ func (e *MissError) Error() string {
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; the closest text is at lines %d-%d:\n%s", c.First, c.Last, c.Text)
+	fmt.Fprintf(&b, "; the closest text is at %s:\n%s", LineSpan(c.First, c.Last), c.Text)
 	if c.Hidden > 0 {
-		fmt.Fprintf(&b, "… (%d more lines not shown)\n", c.Hidden)
+		fmt.Fprintf(&b, "… (%s not shown)\n", moreLines(c.Hidden))
 	}
 	for _, d := range c.Diffs {
 		fmt.Fprintf(&b, "  line %d: file has %s, text has %s\n", d.Line, d.File, d.Old)

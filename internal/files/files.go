@@ -323,6 +323,22 @@ func nLines(n int) string {
 	return strconv.Itoa(n) + " lines"
 }
 
+// moreLines is "1 more line" or "n more lines".
+func moreLines(n int) string {
+	if n == 1 {
+		return "1 more line"
+	}
+	return strconv.Itoa(n) + " more lines"
+}
+
+// LineSpan names lines first to last: "line 3", "lines 3-5".
+func LineSpan(first, last int) string {
+	if first == last {
+		return "line " + strconv.Itoa(first)
+	}
+	return "lines " + strconv.Itoa(first) + "-" + strconv.Itoa(last)
+}
+
 // thousands formats n with commas: 12,345.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

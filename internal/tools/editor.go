@@ -153,7 +153,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	if after == 0 {
 		where = "at the top"
 	}
-	s := fmt.Sprintf("Inserted %s %s of %s (now lines %d-%d). The edited region reads:\n%s", plural(e.Last-e.First+1, "line"), where, abs, e.First, e.Last, e.Snippet)
+	s := fmt.Sprintf("Inserted %s %s of %s (now %s). The edited region reads:\n%s", plural(e.Last-e.First+1, "line"), where, abs, files.LineSpan(e.First, e.Last), e.Snippet)
 	s += endingsNote("The text", e.CR, e.CRLF)
 	if e.ModeLost != "" {
 		s += "\nNote: " + e.ModeLost + "."

@@ -146,13 +146,13 @@ func (f *face) miss(e *files.MissError) string {
 		fmt.Fprintf(&b, " No line of %s appears in the file, even ignoring whitespace; %s the file to see its current text.", f.oldArg, f.view)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\nThe closest text is at lines %d-%d", c.First, c.Last)
+	fmt.Fprintf(&b, "\nThe closest text is at %s", files.LineSpan(c.First, c.Last))
 	if e.Cut {
 		fmt.Fprintf(&b, " (the search for it was cut short because %s is large, so closer text may exist; a shorter %[1]s is easier to match)", f.oldArg)
 	}
 	fmt.Fprintf(&b, ":\n%s", c.Text)
 	if c.Hidden > 0 {
-		fmt.Fprintf(&b, "… (%d more lines not shown)\n", c.Hidden)
+		fmt.Fprintf(&b, "… (%d more %s not shown)\n", c.Hidden, pluralWord(c.Hidden, "line"))
 	}
 	f.lineDiffs(&b, c, e.Numbered)
 	fmt.Fprintf(&b, "Copy %s exactly from the file, whitespace included, then retry.", f.oldArg)

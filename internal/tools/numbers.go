@@ -1,6 +1,9 @@
 package tools
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // plural is n and the noun, plural unless n is 1: "1 file", "3 files".
 func plural(n int, noun string) string {
@@ -8,6 +11,14 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// pluralWord is noun, plural unless n is 1.
+func pluralWord(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // size words a byte limit as a size ("10 MB", "1 MiB"), or "no" when there is none.
@@ -46,10 +57,11 @@ func byteCount(n int64) string {
 	return count(n) + " bytes"
 }
 
-// pluralNoun is [plural] for nouns that do not take an s, such as "directory".
+// pluralNoun is [plural] for nouns ending in y, whose plural ends in ies: "1 entry",
+// "3 directories".
 func pluralNoun(n int, noun string) string {
-	if n != 1 && noun == "directory" {
-		return fmt.Sprintf("%d directories", n)
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && n != 1 {
+		return fmt.Sprintf("%d %sies", n, stem)
 	}
 	return plural(n, noun)
 }

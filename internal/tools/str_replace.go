@@ -76,7 +76,7 @@ func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old
 	case e.Last < e.First:
 		fmt.Fprintf(&b, "Deleted old_str from %s at line %d. The lines around it now read:\n%s", abs, e.First, e.Snippet)
 	default:
-		fmt.Fprintf(&b, "Replaced 1 occurrence in %s (now lines %d-%d). The edited region reads:\n%s", abs, e.First, e.Last, e.Snippet)
+		fmt.Fprintf(&b, "Replaced 1 occurrence in %s (now %s). The edited region reads:\n%s", abs, files.LineSpan(e.First, e.Last), e.Snippet)
 	}
 	b.WriteString(endingsNote("new_str", e.CR, e.CRLF))
 	if e.ModeLost != "" {

@@ -152,7 +152,7 @@ func formatListing(abs string, l *files.Listing) string {
 		b.WriteString("(empty)\n")
 	}
 	if l.Omitted > 0 {
-		fmt.Fprintf(&b, "[%d more entries not shown; view a subdirectory to see its contents]\n", l.Omitted)
+		fmt.Fprintf(&b, "[%s more not shown; view a subdirectory to see its contents]\n", pluralNoun(l.Omitted, "entry"))
 	}
 	return b.String()
 }
