@@ -53,9 +53,10 @@ type Config struct {
 	// form, which lacks the text's layout.
 	StructuredOutput bool
 	// ProgressDelay and ProgressInterval pace bash's progress notifications: none before
-	// the command has run ProgressDelay, then at most one every ProgressInterval. Zero
-	// means the defaults; tests set them short.
-	ProgressDelay, ProgressInterval time.Duration
+	// the command has run ProgressDelay, then at most one every ProgressInterval, and one
+	// at least every ProgressQuiet while the command prints nothing. Zero means the
+	// defaults; tests set them short.
+	ProgressDelay, ProgressInterval, ProgressQuiet time.Duration
 
 	Token               string
 	TokenGenerated      bool // Token came from --generate-token

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,10 +23,12 @@ const maxTimeout = 600_000 * time.Millisecond
 
 // Progress notifications (see [handlers.progress]): none for a command that ends within
 // progressDelay, then at most one every progressInterval, each carrying at most
-// progressMaxBytes of the newest output, and none within progressGuard of the result.
+// progressMaxBytes of the newest output, one at least every progressQuiet while the
+// command prints nothing, and none within progressGuard of the result.
 const (
 	progressDelay    = time.Second
 	progressInterval = 500 * time.Millisecond
+	progressQuiet    = 10 * time.Second
 	progressMaxBytes = 4 << 10
 	progressGuard    = 250 * time.Millisecond
 )
@@ -247,18 +250,18 @@ func teeOutput(f shell.OutputFunc, w func(int, []byte)) shell.OutputFunc {
 // the client as progress notifications. Commands that end within progressDelay send
 // none. After that a ticker sends the newest lines at most once every progressInterval,
 // each message capped at progressMaxBytes (the newest lines, with a count of those
-// skipped). Nothing is sent once the command has exited, and the returned stop function,
+// skipped). A command that prints nothing for progressQuiet gets a notification saying
+// it still runs, so that a client whose wait restarts with each notification (as the
+// TypeScript SDK's can, after 60 s by default) keeps waiting for a long, silent
+// command. Nothing is sent once the command has exited, and the returned stop function,
 // called then, holds the result back until progressGuard has passed since the last
 // notification: a client that gets a notification just before the result may take it
 // for a broken connection.
 func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok any) (shell.OutputFunc, func()) {
-	delay, every := h.Config.ProgressDelay, h.Config.ProgressInterval
-	if delay <= 0 {
-		delay = progressDelay
-	}
-	if every <= 0 {
-		every = progressInterval
-	}
+	delay := cmp.Or(h.Config.ProgressDelay, progressDelay)
+	every := cmp.Or(h.Config.ProgressInterval, progressInterval)
+	quiet := cmp.Or(h.Config.ProgressQuiet, progressQuiet)
+	started := time.Now()
 	// One gatherer per stream, so that a partial line on one is not joined to the other's.
 	lines := [2]*shell.Lines{shell.NewLines(progressMaxBytes / 2), shell.NewLines(progressMaxBytes / 2)}
 	done := make(chan struct{})
@@ -268,8 +271,12 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 	send := func() {
 		out, ok1 := lines[shell.Stdout].Take()
 		errs, ok2 := lines[shell.Stderr].Take()
+		msg := out + errs
 		if !ok1 && !ok2 {
-			return
+			if time.Since(cmp.Or(lastSent, started)) < quiet {
+				return
+			}
+			msg = fmt.Sprintf("(still running after %s; no new output)", time.Since(started).Round(time.Second))
 		}
 		select {
 		case <-done:
@@ -277,7 +284,7 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 		default:
 		}
 		sent++
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: out + errs})
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: msg})
 		lastSent = time.Now()
 	}
 	wg.Go(func() {

@@ -357,6 +357,51 @@ func TestBashProgress(t *testing.T) {
 	}
 }
 
+// TestBashProgressWhileQuiet: a command that prints nothing still gets notifications
+// saying it runs, so that a client whose wait restarts with each keeps waiting.
+func TestBashProgressWhileQuiet(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.ProgressDelay, cfg.ProgressInterval, cfg.ProgressQuiet = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
+	release := filepath.Join(cfg.Workdir, "release")
+	testutil.Fifo(t, release)
+	var once sync.Once
+	var mu sync.Mutex
+	var msgs []string
+	cs, _ := connect(t, cfg, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			msgs = append(msgs, req.Params.Message)
+			mu.Unlock()
+			// The command waits on the fifo, silent, until a notification has come.
+			once.Do(func() {
+				go func() {
+					if f, err := os.OpenFile(release, os.O_WRONLY, 0); err == nil {
+						_, _ = f.WriteString("go\n")
+						f.Close()
+					}
+				}()
+			})
+		},
+	})
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "read -r word < release; echo got $word"}}
+	params.SetProgressToken("tok")
+	ctx, cancel := context.WithTimeout(t.Context(), testutil.Within)
+	defer cancel()
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatalf("a silent command got no progress notification to end it: %v", err)
+	}
+	if !strings.Contains(textOf(res), "got go") {
+		t.Errorf("result = %q", textOf(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(msgs) == 0 || !strings.Contains(msgs[0], "still running after") || !strings.Contains(msgs[0], "no new output") {
+		t.Errorf("notifications = %q, want one saying the command still runs", msgs)
+	}
+}
+
 // TestBashNoProgressForQuickCommands: a command that ends before the progress delay sends
 // no notification at all, however much it prints.
 func TestBashNoProgressForQuickCommands(t *testing.T) {
