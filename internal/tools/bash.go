@@ -314,6 +314,36 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest, tok a
 	}
 }
 
+// stillWaiting sends a progress notification every progressQuiet while a call waits,
+// saying so, until the returned stop function is called; stop then holds the result back
+// as [holdBack] does. A client whose wait restarts with each notification keeps waiting.
+func (h *handlers) stillWaiting(ctx context.Context, req *mcp.CallToolRequest, tok any) (stop func()) {
+	quiet := cmp.Or(h.Config.ProgressQuiet, progressQuiet)
+	started := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var lastSent time.Time // written by the goroutine, read after wg.Wait
+	wg.Go(func() {
+		tick := time.NewTicker(quiet)
+		defer tick.Stop()
+		for sent := 1; ; sent++ {
+			select {
+			case <-tick.C:
+			case <-done:
+				return
+			}
+			msg := fmt.Sprintf("(still waiting after %s)", time.Since(started).Round(time.Second))
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: msg})
+			lastSent = time.Now()
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		holdBack(ctx, lastSent)
+	}
+}
+
 // holdBack waits until progressGuard has passed since the last progress notification,
 // if one was sent, or until ctx is done.
 func holdBack(ctx context.Context, lastSent time.Time) {

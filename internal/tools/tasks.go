@@ -94,7 +94,11 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	return h.readTask(ctx, sess, in.TaskID, min(time.Duration(in.WaitMS)*time.Millisecond, maxWait))
+	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
+	if tok := req.Params.GetProgressToken(); tok != nil && wait > 0 {
+		defer h.stillWaiting(ctx, req, tok)()
+	}
+	return h.readTask(ctx, sess, in.TaskID, wait)
 }
 
 func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
