@@ -40,7 +40,7 @@ type face struct {
 
 var borisFace = face{
 	bash: "bash", view: "view", viewed: "viewed", oldArg: "old_str", newArg: "new_str",
-	emptyOld:   "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, insert them; to write a whole file, create it)",
+	emptyOld:   "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, make old_str a line next to where they go and repeat it in new_str with them; to write a whole file, use create_file)",
 	taskOutput: "task_output", taskKill: "task_kill", taskIDArg: "task_id", taskList: "task_list", grep: "grep", find: "find", waitHint: ", wait_ms to wait for more",
 	more: func(first, n int) string { return fmt.Sprintf("view_range [%d, %d]", first, first+n-1) },
 	lines: func(path string, first, last int64) string {
@@ -57,6 +57,14 @@ var borisFace = face{
 		"(no_ignore: true includes them)", "(no_ignore: true, or a path inside one, includes them)", "(hidden: true includes them)",
 	},
 }
+
+// editorFace is borisFace for the one str_replace_editor tool (--anthropic-compat), whose
+// commands insert lines and create files.
+var editorFace = func() face {
+	f := borisFace
+	f.emptyOld = "old_str is empty: give the exact text to replace, copied from the file (to add lines without replacing any, use the insert command; to write a whole file, the create command)"
+	return f
+}()
 
 var claudeFace = face{
 	bash: "Bash", view: "Read", viewed: "read", oldArg: "old_string", newArg: "new_string",
@@ -89,8 +97,11 @@ func (f *face) omitted(o shell.Omitted) string {
 
 // face returns the naming of the tool set this server offers.
 func (h *handlers) face() *face {
-	if h.Config.Tools == toolsClaudeCode {
+	switch {
+	case h.Config.Tools == toolsClaudeCode:
 		return &claudeFace
+	case h.Config.AnthropicCompat:
+		return &editorFace
 	}
 	return &borisFace
 }
