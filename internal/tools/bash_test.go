@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/testutil"
 )
@@ -363,27 +365,8 @@ func TestBashProgressWhileQuiet(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.ProgressDelay, cfg.ProgressInterval, cfg.ProgressQuiet = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
-	release := filepath.Join(cfg.Workdir, "release")
-	testutil.Fifo(t, release)
-	var once sync.Once
-	var mu sync.Mutex
-	var msgs []string
-	cs, _ := connect(t, cfg, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			msgs = append(msgs, req.Params.Message)
-			mu.Unlock()
-			// The command waits on the fifo, silent, until a notification has come.
-			once.Do(func() {
-				go func() {
-					if f, err := os.OpenFile(release, os.O_WRONLY, 0); err == nil {
-						_, _ = f.WriteString("go\n")
-						f.Close()
-					}
-				}()
-			})
-		},
-	})
+	// The command waits on the fifo, silent, until a notification has come.
+	cs, notes := connectReleasing(t, cfg, filepath.Join(cfg.Workdir, "release"))
 	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "read -r word < release; echo got $word"}}
 	params.SetProgressToken("tok")
 	ctx, cancel := context.WithTimeout(t.Context(), testutil.Within)
@@ -395,10 +378,39 @@ func TestBashProgressWhileQuiet(t *testing.T) {
 	if !strings.Contains(textOf(res), "got go") {
 		t.Errorf("result = %q", textOf(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(msgs) == 0 || !strings.Contains(msgs[0], "still running after") || !strings.Contains(msgs[0], "no new output") {
+	if msgs := notes(); len(msgs) == 0 || !strings.Contains(msgs[0], "still running after") || !strings.Contains(msgs[0], "no new output") {
 		t.Errorf("notifications = %q, want one saying the command still runs", msgs)
+	}
+}
+
+// connectReleasing connects a client that writes a line to the fifo release (made here)
+// on the first progress notification it gets, and returns it with what returns the
+// messages of the notifications so far.
+func connectReleasing(t *testing.T, cfg config.Config, release string) (*mcp.ClientSession, func() []string) {
+	t.Helper()
+	testutil.Fifo(t, release)
+	var once sync.Once
+	var mu sync.Mutex
+	var msgs []string
+	cs, _ := connect(t, cfg, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			msgs = append(msgs, req.Params.Message)
+			mu.Unlock()
+			once.Do(func() {
+				go func() {
+					if f, err := os.OpenFile(release, os.O_WRONLY, 0); err == nil {
+						_, _ = f.WriteString("go\n")
+						f.Close()
+					}
+				}()
+			})
+		},
+	})
+	return cs, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(msgs)
 	}
 }
 

@@ -1,11 +1,9 @@
 package tools_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -206,27 +204,8 @@ func TestTaskOutputWaitSendsProgress(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.ProgressQuiet = 20 * time.Millisecond
-	release := filepath.Join(cfg.Workdir, "release")
-	testutil.Fifo(t, release)
-	var once sync.Once
-	var mu sync.Mutex
-	var msgs []string
-	cs, _ := connect(t, cfg, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			msgs = append(msgs, req.Params.Message)
-			mu.Unlock()
-			// The task waits on the fifo, silent, until a notification has come.
-			once.Do(func() {
-				go func() {
-					if f, err := os.OpenFile(release, os.O_WRONLY, 0); err == nil {
-						_, _ = f.WriteString("go\n")
-						f.Close()
-					}
-				}()
-			})
-		},
-	})
+	// The task waits on the fifo, silent, until a notification has come.
+	cs, notes := connectReleasing(t, cfg, filepath.Join(cfg.Workdir, "release"))
 	id := startTask(t, cs, "read -r word < release; echo got $word")
 	params := &mcp.CallToolParams{Name: "task_output", Arguments: map[string]any{"task_id": id, "wait_ms": testutil.Within.Milliseconds()}}
 	params.SetProgressToken("tok")
@@ -237,9 +216,7 @@ func TestTaskOutputWaitSendsProgress(t *testing.T) {
 	if !strings.Contains(textOf(res), "got go") {
 		t.Errorf("task_output = %q, want the output that followed the notification", textOf(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(msgs) == 0 || !strings.Contains(msgs[0], "still waiting after") {
+	if msgs := notes(); len(msgs) == 0 || !strings.Contains(msgs[0], "still waiting after") {
 		t.Errorf("notifications = %q, want one saying the call still waits", msgs)
 	}
 }
