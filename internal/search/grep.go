@@ -45,6 +45,8 @@ type GrepOptions struct {
 	Keep int
 	// MaxLine is the longest line shown, in bytes; 0 means DefaultMaxLine.
 	MaxLine int
+	// OnlyMatching fills each matching line's Matches (Content, without Multiline).
+	OnlyMatching bool
 }
 
 // GrepResult is what [Grep] found.
@@ -75,6 +77,9 @@ type Line struct {
 	// CutBefore is the bytes cut from the start of a long matching line, whose first
 	// match lies beyond the part a line shows: the part around the match is shown.
 	CutBefore int
+	// Matches are the matched parts of a matching line, each cut to MaxLine, however
+	// long the line: with OnlyMatching.
+	Matches []string
 	Gap       bool // lines were left out before this one
 }
 
@@ -221,7 +226,7 @@ func (g *grep) file(id int, j *job) {
 		if n > 0 {
 			g.files.Add(1)
 			g.lines.Add(int64(n))
-			out := contextLines(data, w.hits, g.opts.Before, g.opts.After, g.opts.Keep, g.opts.MaxLine, g.m.firstIn)
+			out := contextLines(data, w.hits, g.opts.Before, g.opts.After, g.opts.Keep, g.opts.MaxLine, g.m, g.opts.OnlyMatching)
 			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: n, Output: out})
 		}
 	}
@@ -274,12 +279,34 @@ func (c *lineCounter) at(buf []byte, off int) int {
 }
 
 // firstIn returns where the first match in the line b lies, or nil. A multiline
-// pattern's match is not looked for in one line.
+// pattern's match is not looked for in one line, nor any with a nil m.
 func (m *matcher) firstIn(b []byte) []int {
-	if m.multiline {
+	if m == nil || m.multiline {
 		return nil
 	}
 	return m.line.FindIndex(b)
+}
+
+// maxMatches bounds the matched parts [matcher.allIn] returns of one line.
+const maxMatches = 1000
+
+// allIn returns the matched parts of the line b that are not empty, each cut to maxLine
+// bytes, or nil for a multiline pattern.
+func (m *matcher) allIn(b []byte, maxLine int) []string {
+	if m.multiline {
+		return nil
+	}
+	out := []string{}
+	for _, loc := range m.line.FindAllIndex(b, maxMatches) {
+		if loc[1] > loc[0] {
+			part := b[loc[0]:loc[1]]
+			if len(part) > maxLine {
+				part = part[:runeStart(part, maxLine)]
+			}
+			out = append(out, strings.ToValidUTF8(string(part), "\uFFFD"))
+		}
+	}
+	return out
 }
 
 // matchLines calls fn with the bounds of each line holding a match, in order; fn returns
@@ -375,9 +402,9 @@ func (m *matcher) multiLines(buf []byte, f finder, fn func(start, end int) bool)
 }
 
 // contextLines turns matching lines into output lines with up to before and after lines
-// of context, merged where they overlap, at most keep of them. find finds the first
-// match in a line (nil: none is looked for), so that a long line can show it.
-func contextLines(buf []byte, hits []span, before, after, keep, maxLine int, find func([]byte) []int) []Line {
+// of context, merged where they overlap, at most keep of them. m, if not nil, finds the
+// first match in a long line, so that it can be shown, and with only its matches.
+func contextLines(buf []byte, hits []span, before, after, keep, maxLine int, m *matcher, only bool) []Line {
 	var out []Line
 	lastNum := 0
 	for i, h := range hits {
@@ -395,7 +422,11 @@ func contextLines(buf []byte, hits []span, before, after, keep, maxLine int, fin
 			out = append(out, makeLine(buf, pre[k], false, gap, maxLine, nil))
 			gap = false
 		}
-		out = append(out, makeLine(buf, h, true, gap, maxLine, find))
+		l := makeLine(buf, h, true, gap, maxLine, m)
+		if only && m != nil {
+			l.Matches = m.allIn(buf[h.start:h.end], maxLine)
+		}
+		out = append(out, l)
 		lastNum = h.num
 		limit := h.num + after
 		if i+1 < len(hits) {
@@ -421,14 +452,14 @@ func contextLines(buf []byte, hits []span, before, after, keep, maxLine int, fin
 }
 
 // makeLine makes the output line of span s: at most maxLine bytes of it, from its start,
-// or, when find finds a match that ends beyond them, from a little before that match.
-func makeLine(buf []byte, s span, match, gap bool, maxLine int, find func([]byte) []int) Line {
+// or, when m finds a match that ends beyond them, from a little before that match.
+func makeLine(buf []byte, s span, match, gap bool, maxLine int, m *matcher) Line {
 	b := buf[s.start:s.end]
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	l := Line{Num: s.num, Match: match, Gap: gap}
 	if len(b) > maxLine {
 		from := 0
-		if loc := findIn(find, b); loc != nil && loc[1] > maxLine {
+		if loc := m.firstIn(b); loc != nil && loc[1] > maxLine {
 			from = runeStart(b, max(loc[0]-maxLine/4, 0))
 		}
 		to := min(from+maxLine, len(b))
@@ -440,14 +471,6 @@ func makeLine(buf []byte, s span, match, gap bool, maxLine int, find func([]byte
 	}
 	l.Text = strings.ToValidUTF8(string(b), "\uFFFD")
 	return l
-}
-
-// findIn is find(b), or nil when there is no find.
-func findIn(find func([]byte) []int, b []byte) []int {
-	if find == nil {
-		return nil
-	}
-	return find(b)
 }
 
 // runeStart moves i back to the start of the UTF-8 sequence it falls in.

@@ -296,7 +296,7 @@ func TestContextLines(t *testing.T) {
 		hits = append(hits, span{s, e, lc.at(buf, s)})
 		return true
 	})
-	out := contextLines(buf, hits, 1, 1, 100, 100, nil)
+	out := contextLines(buf, hits, 1, 1, 100, 100, nil, false)
 	var got []string
 	for _, l := range out {
 		s := l.Text
@@ -343,7 +343,7 @@ func TestLongLineShowsItsMatch(t *testing.T) {
 				hits = append(hits, span{s, e, lc.at(buf, s)})
 				return true
 			})
-			out := contextLines(buf, hits, 1, 0, 100, maxLine, m.firstIn)
+			out := contextLines(buf, hits, 1, 0, 100, maxLine, m, false)
 			if len(out) != 2 {
 				t.Fatalf("contextLines gave %d lines, want 2", len(out))
 			}

@@ -92,6 +92,8 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		After:      after,
 		Keep:       p.keep(),
 		MaxLine:    search.DefaultMaxLine,
+		// -o picks the matched parts out of the whole line, not the part shown.
+		OnlyMatching: in.onlyMatching,
 	})
 	if err != nil {
 		return nil, nil, h.searchError(err)
@@ -183,7 +185,11 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 				if !l.Match {
 					continue
 				}
-				for _, m := range only.FindAllString(l.Text, -1) {
+				parts := l.Matches
+				if parts == nil { // a multiline pattern: its parts in the line shown
+					parts = only.FindAllString(l.Text, -1)
+				}
+				for _, m := range parts {
 					if m == "" {
 						continue
 					}
