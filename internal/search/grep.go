@@ -80,7 +80,7 @@ type Line struct {
 	// Matches are the matched parts of a matching line, each cut to MaxLine, however
 	// long the line: with OnlyMatching.
 	Matches []string
-	Gap       bool // lines were left out before this one
+	Gap     bool // lines were left out before this one
 }
 
 // Grep searches the file or directory root (a real path the scope allows).
