@@ -48,15 +48,25 @@ const (
 
 // snippet shows the edited lines first..last of data with a few lines around them; of a
 // long region only both ends. last < first means lines were only removed before first.
-func snippet(data []byte, first, last int) string {
+// The edit begins at byte offset at of data: line first, when too long to show whole,
+// shows the part around it.
+func snippet(data []byte, first, last, at int) string {
 	last = max(last, first-1)
-	if last-first+1 <= 2*snippetEnds+10 {
-		return numbered(data, first-snippetContext, last+snippetContext)
+	f := focus{line: first, col: at - (bytes.LastIndexByte(data[:at], '\n') + 1)}
+	if crStyle(data) {
+		f.col = at - (bytes.LastIndexAny(data[:at], "\r\n") + 1)
 	}
-	return numbered(data, first-snippetContext, first+snippetEnds-1) +
+	if last-first+1 <= 2*snippetEnds+10 {
+		return numbered(data, first-snippetContext, last+snippetContext, f)
+	}
+	return numbered(data, first-snippetContext, first+snippetEnds-1, f) +
 		fmt.Sprintf("… (%d edited lines not shown)\n", last-first+1-2*snippetEnds) +
-		numbered(data, last-snippetEnds+1, last+snippetContext)
+		numbered(data, last-snippetEnds+1, last+snippetContext, focus{})
 }
+
+// focus is the byte column col of line where an edit begins: a line too long to show
+// whole shows the part around it rather than its start.
+type focus struct{ line, col int }
 
 // editable reads the file at path for an edit and checks it against opts: a regular text
 // file within the size limit, seen in this session if that is required. changed reports
@@ -155,10 +165,12 @@ func lineAt(data []byte, off int) int {
 	return bytes.Count(data[:off], newline) + 1
 }
 
-// numbered returns lines from..to of data (1-based, clamped) in the view format.
-func numbered(data []byte, from, to int) string {
+// numbered returns lines from..to of data (1-based, clamped) in the view format, the
+// line at f from a little before its column when it is too long to show whole.
+func numbered(data []byte, from, to int, f focus) string {
 	from = max(from, 1)
-	lr := lineReader{data: asLF(data), eof: true}
+	lf := asLF(data)
+	lr := lineReader{data: lf, eof: true}
 	line := lr.skip(from - 1)
 	var out []byte
 	for line < to {
@@ -174,9 +186,66 @@ func numbered(data []byte, from, to int) string {
 		if lr.ended && n == len(lr.line) {
 			text = bytes.TrimSuffix(text, []byte("\r"))
 		}
-		out, _ = appendNumbered(out, line, text, chars(text)+lr.dropped)
+		total := chars(text) + lr.dropped
+		if line == f.line && total > MaxLineChars {
+			if whole := lineOf(lf, line); utf8.RuneCount(whole[:min(f.col, len(whole))]) > MaxLineChars*3/4 {
+				out = appendAround(out, line, whole, f.col)
+				continue
+			}
+		}
+		out, _ = appendNumbered(out, line, text, total)
 	}
 	return string(out)
+}
+
+// lineOf returns line n (1-based) of the LF-ended data, without its ending.
+func lineOf(data []byte, n int) []byte {
+	start := 0
+	for ; n > 1; n-- {
+		i := bytes.IndexByte(data[start:], '\n')
+		if i < 0 {
+			return nil
+		}
+		start += i + 1
+	}
+	end := bytes.IndexByte(data[start:], '\n')
+	if end < 0 {
+		end = len(data) - start
+	}
+	return bytes.TrimSuffix(data[start:start+end], []byte("\r"))
+}
+
+// appendAround appends line number n and MaxLineChars characters of the long line text
+// from a little before byte column col, marking what is cut before and after.
+func appendAround(out []byte, n int, text []byte, col int) []byte {
+	col = min(col, len(text))
+	from := runeStart(text, col)
+	for back := 0; from > 0 && back < MaxLineChars/4; back++ {
+		_, size := utf8.DecodeLastRune(text[:from])
+		from -= size
+	}
+	to, shown := from, 0
+	for to < len(text) && shown < MaxLineChars {
+		_, size := utf8.DecodeRune(text[to:])
+		to += size
+		shown++
+	}
+	out, _ = appendNumbered(out, n, nil, 0)
+	out = out[:len(out)-1] // the number and tab, without the newline
+	out = fmt.Appendf(out, "[line cut: %s characters before] … ", thousands(int64(utf8.RuneCount(text[:from]))))
+	out = append(out, text[from:to]...)
+	if to < len(text) {
+		out = fmt.Appendf(out, " … [line cut: %s characters after]", thousands(int64(utf8.RuneCount(text[to:]))))
+	}
+	return append(out, '\n')
+}
+
+// runeStart moves i back to the start of the UTF-8 sequence it falls in.
+func runeStart(b []byte, i int) int {
+	for i > 0 && i < len(b) && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return i
 }
 
 // crlfStyle reports whether most of data's line endings are CRLF.

@@ -106,7 +106,7 @@ func (e *Edit) noOp(data, ld []byte, at []int, olen int) *Edit {
 	e.NoOp, e.New, e.Digest = true, data, ContentDigest(data)
 	e.Lines = lines(ld, at, 0)
 	e.First, e.Last = e.Lines[0], lineAt(ld, at[0]+max(olen-1, 0))
-	e.Snippet = snippet(data, e.First, e.Last)
+	e.Snippet = snippet(data, e.First, e.Last, at[0])
 	return e
 }
 
@@ -138,7 +138,7 @@ func (e *Edit) done(out []byte, at []int, nlen, olen int) {
 	if nlen > 0 {
 		e.Last = lineAt(lo, at[0]+nlen-1)
 	}
-	e.Snippet = snippet(out, e.First, e.Last)
+	e.Snippet = snippet(out, e.First, e.Last, at[0])
 }
 
 // locate finds the non-overlapping occurrences of old in data and returns the bytes that
@@ -258,7 +258,7 @@ func miss(ctx context.Context, path string, data []byte, old string) *MissError 
 	}
 	end := min(start+len(oldLines), len(fileLines))
 	shown := min(end, start+closestShow)
-	e.Closest = &Closest{First: start + 1, Last: end, Text: numbered(data, start+1, shown), Hidden: end - shown}
+	e.Closest = &Closest{First: start + 1, Last: end, Text: numbered(data, start+1, shown, focus{}), Hidden: end - shown}
 	e.Closest.Diffs, e.Closest.MoreDiffs = lineDiffs(fileLines, oldLines, start)
 	return e
 }
