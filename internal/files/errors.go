@@ -167,6 +167,17 @@ type MissError struct {
 	// Closest is the region of the file most like the text; nil when no line of the text
 	// appears in the file, even ignoring whitespace, or none was found before Cut.
 	Closest *Closest
+	// Start is, when there is no Closest, where the longest start of a one-line text
+	// is in the file; nil when a start worth showing is not there.
+	Start *PartialMatch
+}
+
+// PartialMatch is where a file holds the start of a one-line text that it does not hold
+// whole, and how it goes on from there.
+type PartialMatch struct {
+	Found, Of int    // characters of the text found, of all of them
+	Line      int    // where the start is, 1-based
+	File, Old string // the file from there and the text, quoted as LineDiff's are
 }
 
 func (e *MissError) Error() string {
@@ -182,7 +193,11 @@ func (e *MissError) Error() string {
 		b.WriteString("; the search for the closest text was cut short")
 	}
 	c := e.Closest
-	if c == nil {
+	switch {
+	case c == nil && e.Start != nil:
+		fmt.Fprintf(&b, "; its first %d of %d characters are at line %d, where the file has %s and the text %s", e.Start.Found, e.Start.Of, e.Start.Line, e.Start.File, e.Start.Old)
+		return b.String()
+	case c == nil:
 		if !e.Cut {
 			b.WriteString("; no line of the text appears in the file")
 		}

@@ -254,6 +254,9 @@ func miss(ctx context.Context, path string, data []byte, old string) *MissError 
 	start, score, cut := closest(ctx, fileLines, oldLines, closestSteps)
 	e.Cut = cut
 	if score == 0 {
+		if !strings.ContainsAny(old, "\r\n") {
+			e.Start = partialMatch(data, old)
+		}
 		return e
 	}
 	end := min(start+len(oldLines), len(fileLines))
@@ -273,6 +276,38 @@ func looksNumbered(lines []string) bool {
 		}
 	}
 	return n > 0 && 2*n >= len(lines)
+}
+
+// partialMatch finds the longest start of old, one line, that data holds, when it is worth
+// showing (a third of old, and at least 4 characters): where it is and how data goes on
+// from there. A fragment of a line matches no whole line, so closest finds nothing for it.
+func partialMatch(data []byte, old string) *PartialMatch {
+	lo, hi := 0, len(old)-1 // old[:lo] is in data; old itself is not
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if bytes.Contains(data, []byte(old[:mid])) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	for lo > 0 && !utf8.RuneStart(old[lo]) {
+		lo--
+	}
+	found := utf8.RuneCountInString(old[:lo])
+	if found < 4 || 3*lo < len(old) {
+		return nil
+	}
+	at := bytes.Index(data, []byte(old[:lo]))
+	end := min(len(data), at+len(old)+20)
+	if i := bytes.IndexAny(data[at+lo:end], "\r\n"); i >= 0 {
+		end = at + lo + i
+	}
+	for end > at+lo && end < len(data) && !utf8.RuneStart(data[end]) {
+		end--
+	}
+	return &PartialMatch{Found: found, Of: utf8.RuneCountInString(old), Line: lineAt(asLF(data), at),
+		File: quote(string(data[at:end])), Old: quote(old)}
 }
 
 // unnumbered returns lines without the line numbers they start with, if any.

@@ -139,6 +139,10 @@ func (f *face) miss(e *files.MissError) string {
 	}
 	c := e.Closest
 	switch {
+	case c == nil && e.Start != nil:
+		s := e.Start
+		fmt.Fprintf(&b, " Its first %d of %d characters are at line %d, where the file goes on differently (quoted, so whitespace shows):\n  file has %s\n  %s has %s\nCopy %[5]s exactly from the file, whitespace included, then retry.", s.Found, s.Of, s.Line, s.File, f.oldArg, s.Old)
+		return b.String()
 	case c == nil && e.Cut:
 		fmt.Fprintf(&b, " The search for the closest text was cut short (%s is large); %s the file to see its current text, and use a shorter %[1]s.", f.oldArg, f.view)
 		return b.String()
