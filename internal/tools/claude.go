@@ -413,7 +413,7 @@ func (h *handlers) applyEdits(ctx context.Context, abs string, start []byte, edi
 	for i, e := range edits {
 		r, err := files.ReplaceIn(ctx, abs, data, e.OldString, e.NewString, e.ReplaceAll, h.Config.MaxFileSize)
 		if err != nil {
-			return nil, "", withCode(codeOf(err), fmt.Errorf("edit %d of %d: %w; no edit was made, %s is unchanged", skipped+i+1, total, h.face().fileFacts(err), abs))
+			return nil, "", withCode(codeOf(err), fmt.Errorf("edit %d of %d failed, so no edit was made and %s is unchanged: %w", skipped+i+1, total, abs, h.face().fileFacts(err)))
 		}
 		data = r.New
 		fmt.Fprintf(&b, "edit %d: replaced %s, at line %s\n", skipped+i+1, plural(r.Count, "occurrence"), files.JoinLines(r.Lines))
