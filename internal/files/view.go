@@ -37,6 +37,7 @@ type FileView struct {
 	More        bool  // the file goes on after Last
 	Capped      bool  // the range held more than MaxFileSize bytes of text; it stops at Last
 	Cut         int   // lines cut at MaxLineChars
+	FirstCut    int   // the first of them, when there are any
 	CRLF        bool  // shown lines end with CRLF
 	CR          bool  // the file's line endings are lone CRs (classic Mac OS), shown as line breaks
 	NotUTF8     bool  // the file (or, for a large file, a shown line) is not valid UTF-8
@@ -224,6 +225,9 @@ func (v *FileView) readLines(lr *lineReader, first, last int, budget int64, bom 
 		}
 		out, cut = appendNumbered(out, line, text, total)
 		if cut {
+			if v.Cut == 0 {
+				v.FirstCut = line
+			}
 			v.Cut++
 		}
 		if int64(len(out)) >= budget {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
+	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/session"
 )
 
@@ -123,11 +124,11 @@ func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 		note("Showed lines 1-%d; the file goes on (%s bytes in all). %s shows the next %d lines", v.Last, count(v.Size), f.more(v.Last+1, files.DefaultLines), files.DefaultLines)
 	}
 	if v.Cut > 0 {
-		verb := "were"
+		what := fmt.Sprintf("%s longer than %s characters were cut (the first is line %d)", plural(v.Cut, "line"), count(files.MaxLineChars), v.FirstCut)
 		if v.Cut == 1 {
-			verb = "was"
+			what = fmt.Sprintf("line %d is longer than %s characters and was cut", v.FirstCut, count(files.MaxLineChars))
 		}
-		note("%s longer than %s characters %s cut; grep, or bash (cut -c, fold), shows the rest", plural(v.Cut, "line"), count(files.MaxLineChars), verb)
+		note("%s; %s shows the rest a part at a time: sed -n '%dp' %s | cut -c %d-%d, or %s finds what you look for in it", what, f.bash, v.FirstCut, shell.Quote(abs), files.MaxLineChars+1, 2*files.MaxLineChars, f.grep)
 	}
 	switch {
 	case v.CR:
