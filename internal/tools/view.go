@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/files"
-	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/shell"
 )
 
 // ViewArgs are the arguments of view.
