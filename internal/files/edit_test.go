@@ -365,6 +365,8 @@ func FuzzReplace(f *testing.F) {
 	f.Add([]byte("a\r\nb\r\n"), "a\nb", "x\ny")
 	f.Add([]byte("caf\xe9\nx\n"), "x", "y")
 	f.Add([]byte("\xEF\xBB\xBFx x\n"), "x", "")
+	f.Add([]byte(strings.Repeat("é", 3000)+" NEEDLE "+strings.Repeat("x", 3000)+"\n"), "NEEDLE", "PIN") // the part around it shown
+	f.Add([]byte("total = sum(a  * b)\n"), "sum(a * b)", "0")                                           // a fragment's start shown
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte, old, new string) {
 		p := filepath.Join(dir, "f")
