@@ -401,3 +401,41 @@ func TestASCIIFoldSafe(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLongLine checks the line a matching line shows: at most maxLine bytes, valid UTF-8
+// when the line is, the cut parts and the shown one adding up to the line, and the first
+// match's start inside what is shown.
+func FuzzLongLine(f *testing.F) {
+	f.Add(strings.Repeat("é", 100)+"NEEDLE"+strings.Repeat("x", 100), "NEEDLE", 40)
+	f.Add("NEEDLE"+strings.Repeat("ab", 50), "N.*D", 10)
+	f.Fuzz(func(t *testing.T, line, pattern string, maxLine int) {
+		if maxLine < 4 || maxLine > 1000 || strings.ContainsAny(line, "\r\n") {
+			return
+		}
+		m, err := compileMatcher(pattern, false, false)
+		if err != nil {
+			return
+		}
+		loc := m.firstIn([]byte(line))
+		if loc == nil || loc[1] == loc[0] {
+			return
+		}
+		buf := []byte(line + "\n")
+		l := makeLine(buf, span{0, len(line), 1}, true, false, maxLine, m)
+		if !utf8.ValidString(line) {
+			return // shown with U+FFFD for each bad byte, so lengths differ
+		}
+		if len(l.Text) > maxLine {
+			t.Fatalf("shown %d bytes, more than %d", len(l.Text), maxLine)
+		}
+		if l.CutBefore+len(l.Text)+l.Cut != len(line) {
+			t.Fatalf("cut %d before, shown %d, cut %d after: not the %d bytes of the line", l.CutBefore, len(l.Text), l.Cut, len(line))
+		}
+		if !utf8.ValidString(l.Text) {
+			t.Fatalf("shown text %q is not valid UTF-8", l.Text)
+		}
+		if l.CutBefore > 0 && (loc[0] < l.CutBefore || loc[0] >= l.CutBefore+len(l.Text)) {
+			t.Fatalf("first match at %d, shown from %d to %d", loc[0], l.CutBefore, l.CutBefore+len(l.Text))
+		}
+	})
+}
