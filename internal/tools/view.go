@@ -153,7 +153,11 @@ func formatListing(abs string, l *files.Listing) string {
 		b.WriteString("(empty)\n")
 	}
 	if l.Omitted > 0 {
-		fmt.Fprintf(&b, "[%s more not shown; view a subdirectory to see its contents]\n", pluralNoun(l.Omitted, "entry"))
+		noun := "entries"
+		if l.Omitted == 1 {
+			noun = "entry"
+		}
+		fmt.Fprintf(&b, "[%d more %s not shown; view a subdirectory to see its contents]\n", l.Omitted, noun)
 	}
 	return b.String()
 }
