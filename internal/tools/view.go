@@ -70,7 +70,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		if err != nil {
 			return nil, h.fileError(err, path, sess)
 		}
-		return text(formatListing(abs, l)), nil
+		return text(formatListing(abs, l, h.face())), nil
 	}
 	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize, Open: sess.OpenRead}
 	if rng != nil {
@@ -142,7 +142,7 @@ func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 	return b.String()
 }
 
-func formatListing(abs string, l *files.Listing) string {
+func formatListing(abs string, l *files.Listing, f *face) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/ (%d levels deep; directories end in /, symlinks show as name -> target; .git and node_modules skipped):\n", strings.TrimSuffix(abs, "/"), files.ListDepth)
 	for _, e := range l.Entries {
@@ -157,7 +157,7 @@ func formatListing(abs string, l *files.Listing) string {
 		if l.Omitted == 1 {
 			noun = "entry"
 		}
-		fmt.Fprintf(&b, "[%d more %s not shown; view a subdirectory to see its contents]\n", l.Omitted, noun)
+		fmt.Fprintf(&b, "[%d more %s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", l.Omitted, noun, f.find, abs, f.view)
 	}
 	return b.String()
 }
