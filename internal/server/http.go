@@ -67,7 +67,18 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("GET /health", s.health)
 	s.mountWatch(mux)
+	mux.HandleFunc("/", s.notFound)
 	return s.checkHost(mux)
+}
+
+// notFound answers any other path with the ones this server has, for a person trying
+// URLs or a client set up for the older HTTP+SSE transport (/sse).
+func (s *Server) notFound(w http.ResponseWriter, _ *http.Request) {
+	msg := "404 not found: Boris serves MCP over streamable HTTP at POST /mcp (the older HTTP+SSE transport, /sse, is not served); GET /health reports its status"
+	if s.hub != nil {
+		msg += "; /watch is the live view of tool calls"
+	}
+	http.Error(w, msg+".", http.StatusNotFound)
 }
 
 // statelessVersion is the first protocol revision without sessions.

@@ -129,6 +129,24 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestNotFoundNamesTheEndpoints: a path the server lacks (a client set up for the older
+// SSE transport, a person trying URLs) gets a 404 that names the ones it has.
+func TestNotFoundNamesTheEndpoints(t *testing.T) {
+	t.Parallel()
+	_, ts := start(t, testConfig(t))
+	for _, path := range []string{"/", "/sse", "/mcp/x"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "POST /mcp") || !strings.Contains(string(body), "/watch") {
+			t.Errorf("GET %s = %d %q, want 404 naming /mcp and /watch", path, resp.StatusCode, body)
+		}
+	}
+}
+
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
