@@ -352,6 +352,20 @@ func TestHTTPLongCall(t *testing.T) {
 	wantResult(t, m, 0, "long-call-done")
 }
 
+// TestSTDIOSilentCall runs a silent command long enough for Boris to send
+// the progress notifications that say it still runs: Claude Code must take
+// them without logging a broken connection.
+func TestSTDIOSilentCall(t *testing.T) {
+	if testing.Short() || os.Getenv("BORIS_E2E_SKIP_LONG") == "1" {
+		t.Skip("a 25 s call; skipped with -short or BORIS_E2E_SKIP_LONG=1")
+	}
+	t.Parallel()
+	dir := workspace(t)
+	m, url := newFakeModel(t, bashCall("sleep 25; echo silent-call-done"))
+	runClaude(t, url, stdioServer(t, dir), 3*time.Minute).wantClean(t)
+	wantResult(t, m, 0, "silent-call-done")
+}
+
 // TestClaudeCodeFace drives the --tools claude-code face, which offers
 // Claude Code's own tool names and parameters.
 func TestClaudeCodeFace(t *testing.T) {
