@@ -28,10 +28,11 @@ import (
 //	help:"…"          what help says of it
 //	arg:""            not a flag: the one optional positional argument
 //
-// Fields are strings, ints, bools, durations or lists of strings. A duration is given
-// in whole seconds ("90") or as Go writes durations of whole seconds ("90s", "10m", "1h"). A list flag may be given again to
-// add a value; its variable holds a comma-separated list (commas inside braces are kept,
-// see [SplitList]). Given flags beat variables, which beat defaults.
+// Fields are strings, ints, bools, durations or lists of strings. A duration is given in
+// whole seconds ("90") or as Go writes durations of whole seconds ("90s", "10m", "1h"). A
+// list flag may be given again to add a value; its variable holds a comma-separated list
+// (commas inside braces are kept, see [SplitList]). Given flags beat variables, which
+// beat defaults.
 
 // ErrHelp is what [ParseFlags] returns for -h or --help: the caller prints help.
 var ErrHelp = errors.New("help requested")

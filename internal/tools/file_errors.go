@@ -156,7 +156,7 @@ func (f *face) miss(e *files.MissError) string {
 	}
 	fmt.Fprintf(&b, ":\n%s", c.Text)
 	if c.Hidden > 0 {
-		fmt.Fprintf(&b, "… (%d more %s not shown)\n", c.Hidden, pluralWord(c.Hidden, "line"))
+		fmt.Fprintf(&b, "… (%s not shown)\n", plural(c.Hidden, "more line"))
 	}
 	f.lineDiffs(&b, c, e.Numbered)
 	fmt.Fprintf(&b, "Copy %s exactly from the file, whitespace included, then retry.", f.oldArg)

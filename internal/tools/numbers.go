@@ -13,14 +13,6 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// pluralWord is noun, plural unless n is 1.
-func pluralWord(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
-}
-
 // size words a byte limit as a size ("10 MB", "1 MiB"), or "no" when there is none.
 func size(n int64) string {
 	switch {

@@ -153,11 +153,7 @@ func formatListing(abs string, l *files.Listing, f *face) string {
 		b.WriteString("(empty)\n")
 	}
 	if l.Omitted > 0 {
-		noun := "entries"
-		if l.Omitted == 1 {
-			noun = "entry"
-		}
-		fmt.Fprintf(&b, "[%d more %s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", l.Omitted, noun, f.find, abs, f.view)
+		fmt.Fprintf(&b, "[%s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", pluralNoun(l.Omitted, "more entry"), f.find, abs, f.view)
 	}
 	return b.String()
 }
