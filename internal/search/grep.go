@@ -45,7 +45,8 @@ type GrepOptions struct {
 	Keep int
 	// MaxLine is the longest line shown, in bytes; 0 means DefaultMaxLine.
 	MaxLine int
-	// OnlyMatching fills each matching line's Matches (Content, without Multiline).
+	// OnlyMatching fills the Matches of each matching line cut short (Content, without
+	// Multiline).
 	OnlyMatching bool
 }
 
@@ -77,8 +78,8 @@ type Line struct {
 	// CutBefore is the bytes cut from the start of a long matching line, whose first
 	// match lies beyond the part a line shows: the part around the match is shown.
 	CutBefore int
-	// Matches are the matched parts of a matching line, each cut to MaxLine, however
-	// long the line: with OnlyMatching.
+	// Matches are the matched parts of a matching line too long to show whole, each cut
+	// to MaxLine, from all of the line: with OnlyMatching. A shorter line's are in Text.
 	Matches []string
 	Gap     bool // lines were left out before this one
 }
@@ -287,21 +288,29 @@ func (m *matcher) firstIn(b []byte) []int {
 	return m.line.FindIndex(b)
 }
 
-// maxMatches bounds the matched parts [matcher.allIn] returns of one line.
-const maxMatches = 1000
+// Bounds on the matched parts [matcher.allIn] keeps of one line: how many, and how many
+// bytes in all, more than one result's output budget, so that a grep of many long lines
+// holds a bounded share of them in memory.
+const (
+	maxMatches     = 1000
+	maxMatchesSize = 32 << 10
+)
 
 // allIn returns the matched parts of the line b that are not empty, each cut to maxLine
-// bytes, or nil for a multiline pattern.
+// bytes, within the bounds above; nil for a multiline pattern.
 func (m *matcher) allIn(b []byte, maxLine int) []string {
 	if m.multiline {
 		return nil
 	}
-	out := []string{}
+	out, size := []string{}, 0
 	for _, loc := range m.line.FindAllIndex(b, maxMatches) {
 		if loc[1] > loc[0] {
 			part := b[loc[0]:loc[1]]
 			if len(part) > maxLine {
 				part = part[:runeStart(part, maxLine)]
+			}
+			if size += len(part); size > maxMatchesSize {
+				break
 			}
 			out = append(out, strings.ToValidUTF8(string(part), "\uFFFD"))
 		}
@@ -423,7 +432,7 @@ func contextLines(buf []byte, hits []span, before, after, keep, maxLine int, m *
 			gap = false
 		}
 		l := makeLine(buf, h, true, gap, maxLine, m)
-		if only && m != nil {
+		if only && m != nil && l.CutBefore+l.Cut > 0 {
 			l.Matches = m.allIn(buf[h.start:h.end], maxLine)
 		}
 		out = append(out, l)

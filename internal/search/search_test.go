@@ -439,3 +439,22 @@ func FuzzLongLine(f *testing.F) {
 		}
 	})
 }
+
+// TestAllInIsBounded: the matched parts kept of one line stay within their bounds,
+// however many the line holds.
+func TestAllInIsBounded(t *testing.T) {
+	t.Parallel()
+	m, err := compileMatcher(`a+`, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte(strings.Repeat(strings.Repeat("a", 100)+" ", 2000))
+	parts := m.allIn(line, 500)
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	if len(parts) == 0 || len(parts) > maxMatches || size > maxMatchesSize {
+		t.Errorf("allIn kept %d parts, %d bytes; want some, at most %d and %d bytes", len(parts), size, maxMatches, maxMatchesSize)
+	}
+}

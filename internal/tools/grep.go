@@ -186,7 +186,7 @@ func (p *pager) formatContent(b *strings.Builder, files []search.FileMatch, rel 
 					continue
 				}
 				parts := l.Matches
-				if parts == nil { // a multiline pattern: its parts in the line shown
+				if parts == nil { // a line shown whole, or a multiline pattern's
 					parts = only.FindAllString(l.Text, -1)
 				}
 				for _, m := range parts {
