@@ -1,7 +1,8 @@
 #!/bin/sh
 # What Boris adds to running a command: the bash tool running `true`, called over STDIO by
 # a minimal MCP client, next to spawning /bin/bash -c true directly (medians, alternating).
-# Usage: bench/bash.sh [-n CALLS] [-command CMD]
+# With -confined: what confining commands (--allow-dir with Landlock) adds to that call.
+# Usage: bench/bash.sh [-n CALLS] [-command CMD] [-confined]
 set -eu
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)

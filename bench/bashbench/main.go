@@ -7,6 +7,11 @@
 //
 // With several binaries, calls to each alternate too, to compare builds.
 //
+// With -confined, it measures instead what confinement adds, as a client sees it: each
+// binary runs twice with --allow-dir set on a temporary directory, once with
+// --confine-bash off and once confined (Landlock), and the bash calls to the two
+// alternate, in one order and then the other.
+//
 // The client is deliberately minimal (one JSON-RPC line out, one line back, after the MCP
 // handshake), so that its own cost stays out of the figure. The two kinds of run
 // alternate, so that load on the machine touches both alike; medians are reported.
@@ -19,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -30,9 +36,17 @@ func main() {
 	n := flag.Int("n", 2000, "timed calls of each kind")
 	command := flag.String("command", "true", "the command to run")
 	shell := flag.String("shell", "/bin/bash", "the shell spawned directly")
+	confined := flag.Bool("confined", false, "measure what confining commands adds instead")
 	flag.Parse()
 	if *boris == "" {
 		log.Fatal("-boris is required")
+	}
+	bash := request("bash", map[string]any{"command": *command})
+	if *confined {
+		for _, path := range strings.Split(*boris, ",") {
+			confinement(path, bash, *n)
+		}
+		return
 	}
 	var clients []*client
 	for _, path := range strings.Split(*boris, ",") {
@@ -44,7 +58,6 @@ func main() {
 		clients = append(clients, c)
 	}
 
-	bash := request("bash", map[string]any{"command": *command})
 	noop := request("task_list", map[string]any{})
 	direct := func() time.Duration {
 		t := time.Now()
@@ -83,6 +96,45 @@ func main() {
 	}
 }
 
+// confinement times the call bash on two servers of the binary path, both with
+// --allow-dir, one with commands confined and one not, and prints what confinement adds.
+func confinement(path string, bash []byte, n int) {
+	dir, err := os.MkdirTemp("", "bashbench")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	fence := []string{"--workdir", dir, "--allow-dir", dir}
+	plain, err := start(path, append(fence, "--confine-bash", "off")...)
+	if err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	defer plain.close()
+	boxed, err := start(path, append(fence, "--confine-bash", "on")...)
+	if err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	defer boxed.close()
+	for range 100 { // warm up; the first confined call also starts the session's launcher
+		plain.timeCall(bash)
+		boxed.timeCall(bash)
+	}
+	var tPlain, tBoxed, added []time.Duration
+	for i := range n {
+		var p, b time.Duration
+		if i%2 == 0 {
+			p, b = plain.timeCall(bash), boxed.timeCall(bash)
+		} else {
+			b, p = boxed.timeCall(bash), plain.timeCall(bash)
+		}
+		tPlain, tBoxed, added = append(tPlain, p), append(tBoxed, b), append(added, b-p)
+	}
+	fmt.Println(path + ":")
+	fmt.Printf("%-58s %6.3f ms\n", "bash tool over STDIO, --allow-dir, --confine-bash off", ms(median(tPlain)))
+	fmt.Printf("%-58s %6.3f ms\n", "bash tool over STDIO, --allow-dir, confined", ms(median(tBoxed)))
+	fmt.Printf("%-58s %6.3f ms\n", "confinement adds (median of the paired differences)", ms(median(added)))
+}
+
 // request returns a tools/call request line.
 func request(tool string, args map[string]any) []byte {
 	b, err := json.Marshal(map[string]any{
@@ -111,10 +163,10 @@ type client struct {
 	out   *bufio.Reader
 }
 
-func start(path string) (*client, error) {
+func start(path string, flags ...string) (*client, error) {
 	// Default flags, as users run it: the audit log (info level) goes to stderr, here
 	// discarded.
-	cmd := exec.Command(path, "--transport", "stdio")
+	cmd := exec.Command(path, append([]string{"--transport", "stdio"}, flags...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
