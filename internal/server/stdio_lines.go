@@ -26,6 +26,7 @@ type lineFilter struct {
 
 	chunk    []byte // what one read fills
 	buf      []byte // read, not yet split into lines
+	scanned  int    // how much of buf is known to hold no newline
 	out      []byte // lines checked and not yet read by the SDK
 	err      error  // from r, reported once buf and out are used up
 	skipping bool   // dropping the rest of a line over maxStdioLine
@@ -51,10 +52,14 @@ func (f *lineFilter) fill() {
 	n, err := f.r.Read(f.chunk)
 	f.buf = append(f.buf, f.chunk[:n]...)
 	for {
-		i := bytes.IndexByte(f.buf, '\n')
+		// Only what was just read is searched: a large message arrives in many reads.
+		i := bytes.IndexByte(f.buf[f.scanned:], '\n')
 		if i < 0 {
+			f.scanned = len(f.buf)
 			break
 		}
+		i += f.scanned
+		f.scanned = 0
 		if f.skipping {
 			f.skipping = false
 		} else {
@@ -66,20 +71,20 @@ func (f *lineFilter) fill() {
 		// A client that does not end its message with a newline, but waits for the
 		// answer, still gets one.
 		f.check(f.buf)
-		f.buf = f.buf[:0]
+		f.buf, f.scanned = f.buf[:0], 0
 	}
 	if len(f.buf) > maxStdioLine && !f.skipping {
 		f.reject(nil, codeInvalidRequest, "message too large: a line may hold at most 64 MiB")
 		f.skipping = true
 	}
 	if f.skipping {
-		f.buf = f.buf[:0]
+		f.buf, f.scanned = f.buf[:0], 0
 	}
 	if err != nil {
 		if len(f.buf) > 0 && !f.skipping {
 			f.check(f.buf) // a last line without its newline
 		}
-		f.buf, f.err = nil, err
+		f.buf, f.scanned, f.err = nil, 0, err
 	}
 	if len(f.buf) == 0 {
 		f.buf = nil // let a large line's buffer go
