@@ -208,3 +208,31 @@ func TestStdioKeepsNoStreamUnwatched(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestLineFilterSplitReads feeds the line filter messages in reads of every small size, so
+// that lines end anywhere within a read and span several: it passes exactly the messages
+// on, answers the line that is not one, and takes a last line without its newline.
+func TestLineFilterSplitReads(t *testing.T) {
+	input := `{"jsonrpc":"2.0","method":"a"}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"b","params":{"x":"` + strings.Repeat("y", 300) + `"}}` + "\n" +
+		"not json\n\n" +
+		`{"jsonrpc":"2.0","method":"c"}` + "\n" + `{"jsonrpc":"2.0","method":"d"}`
+	want := `{"jsonrpc":"2.0","method":"a"}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"b","params":{"x":"` + strings.Repeat("y", 300) + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"c"}` + "\n" + `{"jsonrpc":"2.0","method":"d"}` + "\n"
+	for size := 1; size <= 9; size++ {
+		var rejected []string
+		f := &lineFilter{r: &chunkReader{b: []byte(input), n: size}, accept: func(int) {},
+			reject: func(_ json.RawMessage, _ int, msg string) { rejected = append(rejected, msg) }}
+		got, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatalf("reads of %d bytes: %v", size, err)
+		}
+		if string(got) != want {
+			t.Errorf("reads of %d bytes passed on:\n%s\nwant:\n%s", size, got, want)
+		}
+		if len(rejected) != 1 || !strings.HasPrefix(rejected[0], "parse error") {
+			t.Errorf("reads of %d bytes: answered %q, want one parse error", size, rejected)
+		}
+	}
+}
