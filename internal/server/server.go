@@ -96,6 +96,9 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: tools.Instructions(cfg, scope, policy),
+		// The tools never change while the server runs: listChanged is false, and adding
+		// them sends no notification to a client that is already connected.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 		Logger:       sdkLogger(cfg, log),
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			if req.Session.ID() != "" {
@@ -103,7 +106,15 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 			}
 		},
 	})
-	tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
+	// Registering the tools takes a few milliseconds at a cold start, about as long as
+	// starting the transport and answering the client's initialize, so it is done beside
+	// them; tool calls and lists wait for it.
+	registered := make(chan struct{})
+	go func() {
+		tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
+		close(registered)
+	}()
+	s.mcp.AddReceivingMiddleware(toolsWait(registered))
 	// Each middleware added wraps those before it. httpCalls goes last, outermost: a
 	// stateless call is bound to its workspace before the live view and audit look up
 	// its state, or each would get a state of its own.
@@ -111,6 +122,22 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	s.startWatch()
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
 	return s, nil
+}
+
+// toolsWait holds requests about tools until registered is closed.
+func toolsWait(registered <-chan struct{}) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "tools/") {
+				select {
+				case <-registered:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // confinement decides how commands are confined: to scope's roots, with the toolchains

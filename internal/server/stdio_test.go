@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -233,6 +234,52 @@ func TestLineFilterSplitReads(t *testing.T) {
 		}
 		if len(rejected) != 1 || !strings.HasPrefix(rejected[0], "parse error") {
 			t.Errorf("reads of %d bytes: answered %q, want one parse error", size, rejected)
+		}
+	}
+}
+
+// TestToolsListedAtOnce lists the tools in the same breath as initializing: the server,
+// which registers its tools beside answering initialize, lists them all, says that the
+// list never changes, and sends no notification that it did.
+func TestToolsListedAtOnce(t *testing.T) {
+	c := stdioPipes(t, nil)
+	c.write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+	var init struct {
+		Result struct {
+			Capabilities struct {
+				Tools *struct {
+					ListChanged bool `json:"listChanged"`
+				} `json:"tools"`
+			} `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(c.read()), &init); err != nil {
+		t.Fatal(err)
+	}
+	if tools := init.Result.Capabilities.Tools; tools == nil || tools.ListChanged {
+		t.Errorf("initialize says tools %+v; want tools whose list never changes", tools)
+	}
+	var list struct {
+		ID     int `json:"id"`
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	line := c.read()
+	if err := json.Unmarshal([]byte(line), &list); err != nil || list.ID != 2 {
+		t.Fatalf("after initialize, the server wrote %s; want the answer to tools/list", line)
+	}
+	var names []string
+	for _, tool := range list.Result.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"bash", "view", "str_replace", "create_file", "grep", "find", "task_output"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list gave %v, without %s", names, want)
 		}
 	}
 }
