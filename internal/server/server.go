@@ -94,12 +94,20 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		idleGrace:    idleGrace,
 		freshGrace:   freshGrace,
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions: tools.Instructions(cfg, scope, policy),
+	s.startMCP()
+	return s, nil
+}
+
+// startMCP makes the MCP server, with its middleware, and has the tools registered.
+func (s *Server) startMCP() {
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Title: "Boris", Version: s.cfg.Version}, &mcp.ServerOptions{
+		Instructions: tools.Instructions(s.cfg, s.scope, s.policy),
 		// The tools never change while the server runs: listChanged is false, and adding
-		// them sends no notification to a client that is already connected.
+		// them sends no notification to a client that is already connected. Logging is
+		// what the SDK offers by default, for clients of protocols before 2026-07-28.
+		//lint:ignore SA1019 kept for those clients, as the SDK's default keeps it
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
-		Logger:       sdkLogger(cfg, log),
+		Logger:       sdkLogger(s.cfg, s.log),
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			if req.Session.ID() != "" {
 				_, _ = s.session(req.Session) // start tracking at once, so idle reaping frees it
@@ -111,7 +119,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	// them; tool calls and lists wait for it.
 	registered := make(chan struct{})
 	go func() {
-		tools.Register(s.mcp, tools.Deps{Config: cfg, Session: s.session, Logger: log, Confine: policy})
+		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy})
 		close(registered)
 	}()
 	s.mcp.AddReceivingMiddleware(toolsWait(registered))
@@ -121,7 +129,6 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.startWatch()
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
-	return s, nil
 }
 
 // toolsWait holds requests about tools until registered is closed.
