@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // TestClassify checks the scanning classifier against decoding, on messages whose ids
@@ -211,8 +212,9 @@ func TestStdioKeepsNoStreamUnwatched(t *testing.T) {
 }
 
 // TestLineFilterSplitReads feeds the line filter messages in reads of every small size, so
-// that lines end anywhere within a read and span several: it passes exactly the messages
-// on, answers the line that is not one, and takes a last line without its newline.
+// that lines end anywhere within a read and span several, and reads what it passes on
+// in large reads and a byte at a time: it passes exactly the messages on, answers the
+// line that is not one, and takes a last line without its newline.
 func TestLineFilterSplitReads(t *testing.T) {
 	input := `{"jsonrpc":"2.0","method":"a"}` + "\n" +
 		`{"jsonrpc":"2.0","id":1,"method":"b","params":{"x":"` + strings.Repeat("y", 300) + `"}}` + "\n" +
@@ -225,7 +227,11 @@ func TestLineFilterSplitReads(t *testing.T) {
 		var rejected []string
 		f := &lineFilter{r: &chunkReader{b: []byte(input), n: size}, accept: func(int) {},
 			reject: func(_ json.RawMessage, _ int, msg string) { rejected = append(rejected, msg) }}
-		got, err := io.ReadAll(f)
+		var r io.Reader = f
+		if size%2 == 1 {
+			r = iotest.OneByteReader(f)
+		}
+		got, err := io.ReadAll(r)
 		if err != nil {
 			t.Fatalf("reads of %d bytes: %v", size, err)
 		}
