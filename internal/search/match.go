@@ -50,17 +50,17 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 	}
 	tree, err := syntax.Parse(pattern, flags)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not valid RE2 syntax: %v", ErrPattern, quote(pattern), explain(err))
+		return nil, fmt.Errorf("%w: %s is not valid RE2 syntax: %v", ErrPattern, QuotePattern(pattern), explain(err))
 	}
 	m := &matcher{multiline: multiline}
 	if !multiline {
 		if containsNewline(tree) {
-			return nil, fmt.Errorf("%w: %s contains a literal line break; set multiline: true to match across lines", ErrPattern, quote(pattern))
+			return nil, fmt.Errorf("%w: %s contains a literal line break; set multiline: true to match across lines", ErrPattern, QuotePattern(pattern))
 		}
 		tree = noNewline(tree)
 	}
 	if m.line, err = regexp.Compile(tree.String()); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, quote(pattern), err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, QuotePattern(pattern), err)
 	}
 	info := extract(tree.Simplify())
 	// On a whole buffer, ^ and $ (and \A, \z) mean the start and end of a line, as
@@ -70,17 +70,23 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 		tree = noNewline(tree)
 	}
 	if m.buf, err = regexp.Compile(lineAnchors(tree).String()); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, quote(pattern), err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, QuotePattern(pattern), err)
 	}
 	m.lits, m.exact = info.choose()
 	return m, nil
 }
 
-func quote(s string) string {
-	if len(s) > 200 {
-		s = s[:200] + "…"
+// QuotePattern quotes a pattern for a message, cut after 200 characters with its length
+// said: the pattern came from the caller, and a long one need not come back whole.
+func QuotePattern(p string) string {
+	n := 0
+	for i := range p {
+		if n == 200 {
+			return fmt.Sprintf("%q… (%d characters)", p[:i], utf8.RuneCountInString(p))
+		}
+		n++
 	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", p)
 }
 
 // explain turns a regexp/syntax error into advice.

@@ -458,3 +458,17 @@ func TestAllInIsBounded(t *testing.T) {
 		t.Errorf("allIn kept %d parts, %d bytes; want some, at most %d and %d bytes", len(parts), size, maxMatches, maxMatchesSize)
 	}
 }
+
+func TestQuotePattern(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, in, want string }{
+		{"short", `func \w+`, `"func \\w+"`},
+		{"200 characters", strings.Repeat("é", 200), `"` + strings.Repeat("é", 200) + `"`},
+		{"cut at a character, not a byte", strings.Repeat("é", 201), `"` + strings.Repeat("é", 200) + `"… (201 characters)`},
+	}
+	for _, tt := range tests {
+		if got := QuotePattern(tt.in); got != tt.want {
+			t.Errorf("%s: QuotePattern(%q) = %s, want %s", tt.name, tt.in, got, tt.want)
+		}
+	}
+}

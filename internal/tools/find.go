@@ -80,9 +80,9 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	noun := map[search.EntryType]string{search.Files: "file", search.Dirs: "directory", search.FilesAndDirs: "path"}[kind]
 	var b strings.Builder
 	if res.Matched == 0 {
-		fmt.Fprintf(&b, "No %s matches %s in %s\n", noun, quotedPattern(in.Pattern), shown)
+		fmt.Fprintf(&b, "No %s matches %s in %s\n", noun, search.QuotePattern(in.Pattern), shown)
 	} else {
-		fmt.Fprintf(&b, "Found %s matching %s (newest first):\n", pluralNoun(res.Matched, noun), quotedPattern(in.Pattern))
+		fmt.Fprintf(&b, "Found %s matching %s (newest first):\n", pluralNoun(res.Matched, noun), search.QuotePattern(in.Pattern))
 	}
 	rel := relativizer(sess.Cwd(), root, shown)
 	p.total = res.Matched

@@ -104,7 +104,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		if mode == search.FilesWithMatches {
 			what = "files contain a match"
 		}
-		fmt.Fprintf(&b, "No %s for %s in %s\n", what, quotedPattern(in.Pattern), shown)
+		fmt.Fprintf(&b, "No %s for %s in %s\n", what, search.QuotePattern(in.Pattern), shown)
 	} else {
 		var only *regexp.Regexp
 		if in.onlyMatching && mode == search.Content {

@@ -9,19 +9,6 @@ import (
 // grepBudget is the most characters a grep or find result shows before asking for paging.
 const grepBudget = 30_000
 
-// quotedPattern quotes a grep or find pattern for a result's first line, cut after 200
-// characters: the model sent it, and a long one need not come back whole.
-func quotedPattern(p string) string {
-	n := 0
-	for i := range p {
-		if n == 200 {
-			return fmt.Sprintf("%q… (%s characters)", p[:i], count(int64(utf8.RuneCountInString(p))))
-		}
-		n++
-	}
-	return fmt.Sprintf("%q", p)
-}
-
 // pager applies head_limit, offset and the character budget to a result's entries.
 type pager struct {
 	limit, offset int
