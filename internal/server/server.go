@@ -116,7 +116,7 @@ func (s *Server) startMCP() {
 	})
 	// Registering the tools takes a few milliseconds at a cold start, about as long as
 	// starting the transport and answering the client's initialize, so it is done beside
-	// them; tool calls and lists wait for it.
+	// them; tool calls and lists wait for it (toolsWait), and nothing else needs it.
 	registered := make(chan struct{})
 	go func() {
 		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy})

@@ -245,8 +245,9 @@ func TestLineFilterSplitReads(t *testing.T) {
 }
 
 // TestToolsListedAtOnce lists the tools in the same breath as initializing: the server,
-// which registers its tools beside answering initialize, lists them all, says that the
-// list never changes, and sends no notification that it did.
+// which registers its tools beside answering initialize, answers tools/list next, with
+// every tool, and says that the list never changes (listChanged false, under which the
+// SDK sends no notification when the tools are added).
 func TestToolsListedAtOnce(t *testing.T) {
 	c := stdioPipes(t, nil)
 	c.write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
