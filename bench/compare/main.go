@@ -2,15 +2,16 @@
 // (bench/minimal) doing the cheapest version of the same operations, and prints each
 // figure for both with the ratio Boris ÷ minimal:
 //
-//   - cold start: spawn → the reply to tools/list over STDIO;
+//   - cold start: spawn → the reply to tools/list over STDIO, sent as clients send it
+//     (after the reply to initialize), and with the first three messages written at once;
 //   - peak RSS after N calls each of bash `true`, view of a small file and str_replace on
 //     a small file over STDIO;
 //   - peak RSS after HTTP load: S concurrent sessions each making N calls (bash, view);
 //   - peak RSS after one view of a 10 MB file over STDIO;
 //   - time of one str_replace on a small file over STDIO.
 //
-// Runs of the two servers alternate (A/B/A/B) and medians are reported, so that load on
-// the machine touches both alike.
+// Runs of the two servers alternate, each going first in turn (A/B, B/A), and medians are
+// reported, so that load on the machine touches both alike.
 //
 // Usage: go run ./bench/compare -boris ./boris -minimal ./minimal [-rounds 5] [-n 500]
 // (bench/compare.sh builds both and runs it.)
@@ -87,15 +88,17 @@ func main() {
 			return
 		}
 		res := make([][]float64, len(servers))
-		for range runs {
-			for i, s := range servers {
-				res[i] = append(res[i], f(s))
+		for r := range runs {
+			for k := range servers {
+				i := (r + k) % len(servers) // each goes first in turn
+				res[i] = append(res[i], f(servers[i]))
 			}
 		}
 		a, b := median(res[0]), median(res[1])
 		fmt.Printf("%-44s %9.2f %-2s %9.2f %-2s %6.2f×\n", name, a, unit, b, unit, a/b)
 	}
-	report("cold start (spawn → tools/list)", "ms", coldStart, *starts)
+	report("cold start (spawn → tools/list)", "ms", func(s server) float64 { return coldStart(s, false) }, *starts)
+	report("cold start, all three messages at once", "ms", func(s server) float64 { return coldStart(s, true) }, *starts)
 	report(fmt.Sprintf("peak RSS, %d calls of each op, STDIO", *n), "MiB", func(s server) float64 {
 		c := startStdio(s)
 		defer c.close()
@@ -192,12 +195,20 @@ func startStdio(s server) *client {
 	return c
 }
 
-// coldStart times spawning s and getting its tool list, with the three messages a client
-// sends first written at once.
-func coldStart(s server) float64 {
+// coldStart times spawning s and getting its tool list as clients do: initialize, and once
+// it is answered, initialized and tools/list. At once, the three are written together.
+func coldStart(s server, atOnce bool) float64 {
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}` + "\n"
 	t := time.Now()
 	c := spawn(s)
-	c.send(initialize + `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}` + "\n")
+	if atOnce {
+		c.send(initialize + list)
+	} else {
+		init, rest, _ := strings.Cut(initialize, "\n")
+		c.send(init + "\n")
+		c.wait(0)
+		c.send(rest + list)
+	}
 	c.wait(1)
 	d := time.Since(t)
 	c.close()

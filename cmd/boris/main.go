@@ -25,7 +25,6 @@ import (
 
 func main() {
 	keepDescriptors()
-	tuneGC(os.Getenv, os.ReadFile)
 	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like
 	// SIGTERM, with the same cleanup: every command it started is stopped.
 	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -39,6 +38,7 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "watch" {
+		catchSignals(ctx)
 		return runWatch(ctx, args[1:], getenv, stdout, stderr)
 	}
 	cfg, err := config.Parse(args, getenv, buildVersion(), stdout)
@@ -68,8 +68,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stderr, "boris: generated bearer token (send 'Authorization: Bearer <token>'): %s\n", cfg.Token)
 	}
 
-	signalsCaught(ctx)
+	// Catching the signals and setting the collector's memory limit matter once commands
+	// run and calls fill the heap, not for the first replies. Over STDIO, where the client
+	// waits for this process's start, they are done before the first tool call.
+	settle := sync.OnceFunc(func() {
+		tuneGC(getenv, os.ReadFile)
+		catchSignals(ctx)
+	})
 	if cfg.Transport == "stdio" {
+		srv.BeforeCalls(settle)
 		log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir, "landlock", confine.Describe())
 		if cfg.WatchAddr != "" && srv.Watch() != nil {
 			ln, err := net.Listen("tcp", cfg.WatchAddr)
@@ -87,6 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		return srv.RunStdio(ctx, stdin, stdout)
 	}
+	settle()
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listening on %s:%d: %w", cfg.Host, cfg.Port, err)
@@ -96,47 +104,66 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return srv.Serve(ctx, ln)
 }
 
-// notifyContext is signal.NotifyContext, except that it starts catching the signals in
-// the background, because that waits for the runtime to start a thread for signals (0.5
-// to over 1 ms at a cold start on a busy host). Until then a signal has its default
-// effect, ending the process at once, which is harmless while nothing has been served:
-// [signalsCaught] waits for the signals to be caught before serving.
+// notifyContext is signal.NotifyContext, except that the signals are caught only from
+// the first [catchSignals] on: os/signal starts two threads of its own, which took 0.5 to
+// over 1 ms of a cold start on this 2-core host. Until then a signal has its default
+// effect, ending the process at once, which is harmless while no command has started.
 func notifyContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
-	caught, stopped, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, sigs...)
-		defer signal.Stop(ch)
-		close(caught)
-		select {
-		case <-ch:
-			cancel()
-			<-stopped // later signals stay caught, and ignored, until stop
-		case <-stopped:
-		}
-	}()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			close(stopped)
-			<-done
-			cancel()
-		})
-	}
-	return context.WithValue(ctx, signalsKey{}, caught), stop
+	n := &notifier{sigs: sigs, cancel: cancel}
+	return context.WithValue(ctx, signalsKey{}, n), n.stop
 }
 
-// signalsKey is the context key of the channel that notifyContext closes once the
-// signals are caught.
+// signalsKey is the context key of a context's notifier.
 type signalsKey struct{}
 
-// signalsCaught waits until the signals of a context from notifyContext are caught.
-func signalsCaught(ctx context.Context) {
-	if caught, ok := ctx.Value(signalsKey{}).(chan struct{}); ok {
-		<-caught
+// notifier cancels a context from notifyContext on the first of its signals.
+type notifier struct {
+	sigs   []os.Signal
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	ch      chan os.Signal // nil until the signals are caught
+	done    chan struct{}  // closed once the goroutine reading ch has ended
+	stopped bool
+}
+
+// catchSignals catches the signals of a context from notifyContext, if they are not caught
+// yet. A context without signals is left alone.
+func catchSignals(ctx context.Context) {
+	if n, ok := ctx.Value(signalsKey{}).(*notifier); ok {
+		n.catch()
 	}
+}
+
+func (n *notifier) catch() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch != nil || n.stopped {
+		return
+	}
+	n.ch, n.done = make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(n.ch, n.sigs...) // caught from its return on
+	go func() {
+		defer close(n.done)
+		if _, ok := <-n.ch; ok {
+			n.cancel() // later signals stay caught, and ignored, until stop
+		}
+	}()
+}
+
+// stop stops catching the signals and cancels the context. It is safe to call more than
+// once.
+func (n *notifier) stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.stopped && n.ch != nil {
+		signal.Stop(n.ch) // no signal reaches ch after this
+		close(n.ch)
+		<-n.done
+	}
+	n.stopped = true
+	n.cancel()
 }
 
 // tuneGC sets a soft memory limit, unless GOGC or GOMEMLIMIT says otherwise: 64 MiB, or
@@ -145,8 +172,7 @@ func signalsCaught(ctx context.Context) {
 // container's hard limit. The collector otherwise runs at Go's default, GOGC=100: at 200
 // a call that starts no process cost about a third less CPU, for about 4 MiB more
 // resident memory (see the README's Performance section). Reading the container's limit
-// from the cgroup files takes most of a millisecond, so it is done beside the start, not
-// before it: the heap is small until the first calls.
+// from the cgroup files takes most of a millisecond, so it is done in the background.
 func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return

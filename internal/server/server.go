@@ -53,6 +53,8 @@ type Server struct {
 
 	postMu sync.Mutex
 	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
+
+	beforeCalls func() // see BeforeCalls
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -122,7 +124,7 @@ func (s *Server) startMCP() {
 		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy})
 		close(registered)
 	}()
-	s.mcp.AddReceivingMiddleware(toolsWait(registered))
+	s.mcp.AddReceivingMiddleware(s.toolsWait(registered))
 	// Each middleware added wraps those before it. httpCalls goes last, outermost: a
 	// stateless call is bound to its workspace before the live view and audit look up
 	// its state, or each would get a state of its own.
@@ -131,8 +133,15 @@ func (s *Server) startMCP() {
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
 }
 
-// toolsWait holds requests about tools until registered is closed.
-func toolsWait(registered <-chan struct{}) mcp.Middleware {
+// BeforeCalls has every tool call wait for ready to return first; ready is called for
+// each call, so it must be quick once it has returned. main passes what starts catching
+// the termination signals, over STDIO, so that no command starts before a signal would
+// stop it, while the first replies do not wait for it. Call it before serving.
+func (s *Server) BeforeCalls(ready func()) { s.beforeCalls = ready }
+
+// toolsWait holds requests about tools until registered is closed, and tool calls until
+// beforeCalls has returned.
+func (s *Server) toolsWait(registered <-chan struct{}) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "tools/") {
@@ -141,6 +150,9 @@ func toolsWait(registered <-chan struct{}) mcp.Middleware {
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
+			}
+			if method == "tools/call" && s.beforeCalls != nil {
+				s.beforeCalls()
 			}
 			return next(ctx, method, req)
 		}

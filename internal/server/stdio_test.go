@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 )
@@ -149,13 +152,16 @@ type stdioClient struct {
 	done chan error
 }
 
-// stdioPipes starts a STDIO server whose commands see environ.
-func stdioPipes(tb testing.TB, environ []string) *stdioClient {
+// stdioPipes starts a STDIO server whose commands see environ, after setup, if any.
+func stdioPipes(tb testing.TB, environ []string, setup ...func(*Server)) *stdioClient {
 	cfg := newConfig(tb)
 	cfg.Transport = "stdio"
 	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), environ)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	for _, f := range setup {
+		f(srv)
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -288,5 +294,71 @@ func TestToolsListedAtOnce(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list gave %v, without %s", names, want)
 		}
+	}
+}
+
+// TestCallsWaitBeforeCalls: initialize and tools/list are answered without calling what
+// BeforeCalls was given; a tool call runs only once it has returned, and calls it again.
+func TestCallsWaitBeforeCalls(t *testing.T) {
+	dir := t.TempDir()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	c := stdioPipes(t, []string{"PATH=/usr/bin:/bin"}, func(s *Server) {
+		s.BeforeCalls(func() {
+			if calls.Add(1) == 1 {
+				close(entered)
+				<-release
+			}
+		})
+	})
+	marker := filepath.Join(dir, "ran")
+	c.write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+	for _, id := range []string{`"id":1,`, `"id":2,`} {
+		if line := c.read(); !strings.Contains(line, id) {
+			t.Fatalf("got %s; want the answer with %s", line, id)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("initialize and tools/list called it %d times; want none", n)
+	}
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bash","arguments":{"command":"touch %s"}}}` + "\n"
+	replies := make(chan string)
+	go func() {
+		defer close(replies)
+		for {
+			line, err := c.out.ReadString('\n')
+			if err != nil {
+				return
+			}
+			replies <- line
+		}
+	}()
+	c.write(fmt.Sprintf(call, 3, marker))
+	select {
+	case <-entered:
+	case line := <-replies:
+		t.Fatalf("the call was answered without waiting: %s", line)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran before the call's wait returned")
+	}
+	close(release)
+	if line := <-replies; !strings.Contains(line, `"id":3,`) || strings.Contains(line, `"isError":true`) {
+		t.Fatalf("got %s; want the call's answer", line)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the command did not run once the wait returned: %v", err)
+	}
+	c.write(fmt.Sprintf(call, 4, marker))
+	if line := <-replies; !strings.Contains(line, `"id":4,`) {
+		t.Fatalf("got %s; want the second call's answer", line)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("two calls called it %d times; want 2", n)
+	}
+	if err := c.close(); err != nil {
+		t.Errorf("RunStdio: %v", err)
 	}
 }
