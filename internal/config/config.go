@@ -441,7 +441,7 @@ func ParseSize(s string) (int64, error) {
 		i++
 	}
 	num, unit := t[:i], strings.ToUpper(strings.TrimSpace(t[i:]))
-	mult, ok := sizeUnits[unit]
+	mult, ok := sizeUnit(unit)
 	if num == "" || !ok {
 		return 0, fmt.Errorf("%q is not a size: use bytes or a number with KB, MB, GB, KiB, MiB, GiB (e.g. 10MB)", s)
 	}
@@ -456,11 +456,25 @@ func ParseSize(s string) (int64, error) {
 	return v, nil
 }
 
-var sizeUnits = map[string]int64{
-	"": 1, "B": 1,
-	"KB": 1000, "MB": 1000 * 1000, "GB": 1000 * 1000 * 1000,
-	"K": 1 << 10, "M": 1 << 20, "G": 1 << 30,
-	"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30,
+// sizeUnit returns how many bytes the upper-case unit stands for.
+func sizeUnit(unit string) (int64, bool) {
+	switch unit {
+	case "", "B":
+		return 1, true
+	case "KB":
+		return 1000, true
+	case "MB":
+		return 1000 * 1000, true
+	case "GB":
+		return 1000 * 1000 * 1000, true
+	case "K", "KIB":
+		return 1 << 10, true
+	case "M", "MIB":
+		return 1 << 20, true
+	case "G", "GIB":
+		return 1 << 30, true
+	}
+	return 0, false
 }
 
 // SplitList splits a comma-separated list, leaving commas inside braces alone so that a

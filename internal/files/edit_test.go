@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -509,5 +510,23 @@ func TestReplaceIn(t *testing.T) {
 	}
 	if _, err := ReplaceIn(t.Context(), "/x/f.txt", data, "b", "bbbb", true, 10); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("ReplaceIn over the limit: error = %v, want ErrTooLarge", err)
+	}
+}
+
+// numberedPrefix finds what the expression ^ *[0-9]+\t finds.
+func TestNumberedPrefix(t *testing.T) {
+	t.Parallel()
+	want := regexp.MustCompile(`^ *[0-9]+\t`)
+	for _, l := range []string{
+		"", "\t", " ", "1", "1\t", "     1\tx", "12\t\tx", " \t", "  x\t", "1 \t", "1a\t",
+		"١\t", "-1\t", "007\tx", "  12", "\t1\t", "999999999999999999999\t",
+	} {
+		n := 0
+		if loc := want.FindStringIndex(l); loc != nil {
+			n = loc[1]
+		}
+		if got := numberedPrefix(l); got != n {
+			t.Errorf("numberedPrefix(%q) = %d, want %d", l, got, n)
+		}
 	}
 }

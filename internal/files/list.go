@@ -23,8 +23,9 @@ const ListDepth = 2
 // DefaultListMax is how many entries [List] shows before it only counts the rest.
 const DefaultListMax = 1000
 
-// skipDirs are never listed: they are large and rarely what the model is looking for.
-var skipDirs = map[string]bool{".git": true, "node_modules": true}
+// skipDir reports whether a directory is never listed: it is large and rarely what the
+// model is looking for.
+func skipDir(name string) bool { return name == ".git" || name == "node_modules" }
 
 // Listing is what [List] found.
 type Listing struct {
@@ -73,7 +74,7 @@ func (l *Listing) walk(ctx context.Context, open Opener, d *os.File, dir, rel st
 	for _, e := range entries {
 		name := e.Name()
 		abs := filepath.Join(dir, name)
-		if skipDirs[name] || hidden != nil && hidden(abs) {
+		if skipDir(name) || hidden != nil && hidden(abs) {
 			continue
 		}
 		r := filepath.Join(rel, name)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,7 +224,19 @@ func JoinLines(ns []int) string {
 	return s
 }
 
-var numberedPrefix = regexp.MustCompile(`^ *\d+\t`)
+// numberedPrefix returns the length of the line number l starts with as view shows it:
+// spaces, digits and a tab. It is 0 when l starts with none.
+func numberedPrefix(l string) int {
+	i := len(l) - len(strings.TrimLeft(l, " "))
+	j := i
+	for j < len(l) && '0' <= l[j] && l[j] <= '9' {
+		j++
+	}
+	if j == i || j == len(l) || l[j] != '\t' {
+		return 0
+	}
+	return j + 1
+}
 
 // Bounds on the closest-match diagnosis of an old_str that was not found, so that a large
 // one cannot hold a request for long: how many votes closest may count, and how many lines
@@ -271,7 +282,7 @@ func miss(ctx context.Context, path string, data []byte, old string) *MissError 
 func looksNumbered(lines []string) bool {
 	n := 0
 	for _, l := range lines {
-		if numberedPrefix.MatchString(l) {
+		if numberedPrefix(l) > 0 {
 			n++
 		}
 	}
@@ -314,10 +325,7 @@ func partialMatch(data []byte, old string) *PartialMatch {
 func unnumbered(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		if loc := numberedPrefix.FindStringIndex(l); loc != nil {
-			l = l[loc[1]:]
-		}
-		out[i] = l
+		out[i] = l[numberedPrefix(l):]
 	}
 	return out
 }

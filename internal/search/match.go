@@ -488,7 +488,7 @@ func newFoldFinder(s string) finder {
 		if c >= utf8.RuneSelf || !asciiFoldSafe(c) {
 			continue
 		}
-		if r := byteRank[c]; r < bestRank {
+		if r := byteRank(c); r < bestRank {
 			best, bestRank = i, r
 		}
 	}
@@ -621,13 +621,10 @@ func (a *anyFinder) next(buf []byte, from int) int {
 
 // byteRank orders bytes from rare (low) to common (high) in source code and text, so the
 // case-insensitive finder anchors on a byte that produces few false hits.
-var byteRank = func() (t [256]int) {
+func byteRank(c byte) int {
 	const common = " etaoinsrhldcumfpgwybv_.,()=;:\"'/-kx0123456789\n\t{}[]<>*&+#!|jqz"
-	for i := range t {
-		t[i] = 100 // rare by default
+	if i := strings.IndexByte(common, c); i >= 0 {
+		return 1000 - i
 	}
-	for i := 0; i < len(common); i++ {
-		t[common[i]] = 1000 - i
-	}
-	return t
-}()
+	return 100 // rare
+}

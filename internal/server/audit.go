@@ -15,12 +15,15 @@ import (
 	"github.com/mjkoo/boris/internal/tools"
 )
 
-// auditShown are the arguments whose values are logged; file contents, edit strings and
-// anything else are logged only as their length.
-var auditShown = map[string]bool{
-	"command": true, "path": true, "pattern": true, "glob": true, "type": true,
-	"task_id": true, "view_range": true, "output_mode": true, "timeout": true,
-	"run_in_background": true, "replace_all": true, "insert_line": true,
+// auditShown reports whether an argument's value is logged; file contents, edit strings
+// and anything else are logged only as their length.
+func auditShown(arg string) bool {
+	switch arg {
+	case "command", "path", "pattern", "glob", "type", "task_id", "view_range", "output_mode",
+		"timeout", "run_in_background", "replace_all", "insert_line":
+		return true
+	}
+	return false
 }
 
 // audit logs every tool call at info level: session, tool, a short argument summary,
@@ -121,7 +124,7 @@ func summarizeArgs(raw json.RawMessage, token string) string {
 		}
 		var part string
 		switch v := args[k]; {
-		case !auditShown[k]:
+		case !auditShown(k):
 			if str, ok := v.(string); ok {
 				part = fmt.Sprintf("%s=(%d chars)", name, utf8.RuneCountInString(str))
 			} else {

@@ -60,7 +60,7 @@ func Stateless(script string, env []string) bool {
 			if end == i || end < len(s) && !isBlank(s[end]) && !isOperator(s[end:]) {
 				return false // quoted, expanded, assigned or redirected: not plain
 			}
-			if name := s[i:end]; shellWords[name] && !harmlessBuiltins[name] {
+			if name := s[i:end]; isShellWord(name) && !isHarmlessBuiltin(name) {
 				return false
 			}
 			commandStart = false
@@ -129,30 +129,34 @@ func isCommandNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_./+-", c) >= 0
 }
 
-// shellWords are the builtins and keywords of bash and of POSIX shells such as dash.
-var shellWords = setOf(
-	// bash builtins (compgen -b)
-	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
-	"compgen", "complete", "compopt", "continue", "declare", "dirs", "disown", "echo",
-	"enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash",
-	"help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd",
-	"printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift",
-	"shopt", "source", "suspend", "test", "times", "trap", "true", "type", "typeset",
-	"ulimit", "umask", "unalias", "unset", "wait",
-	// bash keywords (compgen -k)
-	"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
-	"do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
-	// other shells
-	"chdir", "login", "newgrp",
-)
-
-// harmlessBuiltins change neither the working directory nor a variable.
-var harmlessBuiltins = setOf("true", "false", "echo", "pwd", "test", "type")
-
-func setOf(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
+// isShellWord reports whether name is a builtin or a keyword of bash or of POSIX shells
+// such as dash. A switch rather than a map, which would be built at every start.
+func isShellWord(name string) bool {
+	switch name {
+	case // bash builtins (compgen -b)
+		".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
+		"compgen", "complete", "compopt", "continue", "declare", "dirs", "disown", "echo",
+		"enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash",
+		"help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd",
+		"printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift",
+		"shopt", "source", "suspend", "test", "times", "trap", "true", "type", "typeset",
+		"ulimit", "umask", "unalias", "unset", "wait",
+		// bash keywords (compgen -k)
+		"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+		"do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
+		// other shells
+		"chdir", "login", "newgrp":
+		return true
 	}
-	return m
+	return false
+}
+
+// isHarmlessBuiltin reports whether name is a builtin that changes neither the working
+// directory nor a variable.
+func isHarmlessBuiltin(name string) bool {
+	switch name {
+	case "true", "false", "echo", "pwd", "test", "type":
+		return true
+	}
+	return false
 }

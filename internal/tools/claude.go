@@ -453,11 +453,3 @@ func (h *handlers) readFirst(sess *session.Session, path, tool string) error {
 	}
 	return errorf(CodeStale, "%s has changed on disk since it was last read (by a command, another tool or the user): Read it again, then %s it", abs, tool)
 }
-
-// ccTwins names, for each of Claude Code's tools, the Boris tool it shares its
-// implementation with (the README shows both faces in one table).
-var ccTwins = map[string]string{
-	"Bash": "bash", "BashOutput": "task_output", "TaskOutput": "task_output", "KillShell": "task_kill",
-	"TaskStop": "task_kill", "Read": "view", "Write": "create_file", "Edit": "str_replace",
-	"MultiEdit": "str_replace", "Glob": "find", "Grep": "grep",
-}

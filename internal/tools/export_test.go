@@ -1,4 +1,9 @@
 package tools
 
-// ClaudeTwins exposes ccTwins to the README generator.
-var ClaudeTwins = ccTwins
+// ClaudeTwins names, for each of Claude Code's tools, the Boris tool it shares its
+// implementation with (the README shows both faces in one table).
+var ClaudeTwins = map[string]string{
+	"Bash": "bash", "BashOutput": "task_output", "TaskOutput": "task_output", "KillShell": "task_kill",
+	"TaskStop": "task_kill", "Read": "view", "Write": "create_file", "Edit": "str_replace",
+	"MultiEdit": "str_replace", "Glob": "find", "Grep": "grep",
+}

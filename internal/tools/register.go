@@ -267,10 +267,21 @@ func schemaBuilder[In any](s any) schemaFunc {
 // start building the schemas by reflection and encoding them, which was most of the
 // time registering the tools took. Tests replace it to see every schema built.
 var inputSchemaJSON = func(name string, build schemaFunc) json.RawMessage {
-	if js, ok := generatedSchemas[name]; ok {
+	if js, ok := generatedSchema(name); ok {
 		return json.RawMessage(js)
 	}
 	return encodeSchema(name, build())
+}
+
+// generatedSchema returns the generated JSON of the named tool's input schema. The copies
+// are a list the linker lays out, where a map would be built at every start.
+func generatedSchema(name string) (string, bool) {
+	for _, s := range generatedSchemas {
+		if s.name == name {
+			return s.json, true
+		}
+	}
+	return "", false
 }
 
 func encodeSchema(name string, s *jsonschema.Schema) json.RawMessage {

@@ -19,15 +19,12 @@ type ViewArgs struct {
 	ViewRange lineRange `json:"view_range,omitempty" jsonschema:"Lines to show as [start, end]: numbered from 1, both included; end -1 means to the end of the file. Without it a file shows its first 2000 lines. Only for files."`
 }
 
-var viewDescription = "Read a file or list a directory.\n\n" +
+const viewDescription = "Read a file or list a directory.\n\n" +
 	"A text file comes back as numbered lines in `cat -n` format: the line number right-aligned in 6 columns, a tab, then the line. The numbers are not part of the file: leave them out of str_replace's old_str. " +
-	"Without view_range the first 2000 lines are shown, with a note saying how to see more; at most " + viewBudgetText + " are shown in one call, and the note names the view_range that continues; view_range [start, end] shows lines start to end (end -1 reads to the end; an end past the last line is clamped and the note says so). " +
+	"Without view_range the first 2000 lines are shown, with a note saying how to see more; at most %d characters are shown in one call, and the note names the view_range that continues; view_range [start, end] shows lines start to end (end -1 reads to the end; an end past the last line is clamped and the note says so). " +
 	"Lines longer than 2000 characters are cut with a note. Ranges read only the lines they need, so they also work on files over the size limit, which otherwise are refused.\n\n" +
 	"A directory lists its files and subdirectories two levels deep, sorted: directories end in /, symlinks show as name -> target (not followed), dotfiles are shown, .git and node_modules are skipped.\n\n" +
 	"PNG, JPEG, GIF and WebP files come back as images; SVG files are text. Binary files, FIFOs, sockets and devices are refused."
-
-// viewBudgetText states the budget in descriptions.
-var viewBudgetText = fmt.Sprintf("%d characters", viewBudget)
 
 const viewRuleNote = " Viewing a file is what lets you edit it with str_replace."
 
@@ -35,7 +32,7 @@ func addView(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
-		Description: viewDescription + ifViewRule(h, viewRuleNote, ""),
+		Description: fmt.Sprintf(viewDescription, viewBudget) + ifViewRule(h, viewRuleNote, ""),
 		InputSchema: schemaOf[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.view)
