@@ -48,6 +48,10 @@ func TestAuditLog(t *testing.T) {
 			t.Errorf("entry %d = %v, want tool %s with session, duration at info level", i, e, calls[i].Name)
 		}
 	}
+	// A path is logged as it is; file contents only as their length.
+	if args, _ := entries[0]["args"].(string); !strings.Contains(args, `path="a.txt"`) || !strings.Contains(args, "content=(18 chars)") {
+		t.Errorf("args of create_file = %q, want the path and the content's length", args)
+	}
 	if got := entries[2]["outcome"]; got != "error NOT_FOUND" {
 		t.Errorf("outcome of a failed view = %v, want error NOT_FOUND", got)
 	}
