@@ -26,4 +26,10 @@ var table = []entry{
 	{"MultiEdit", ccFiles, addMultiEdit},
 	{"Glob", ccFiles, addGlob},
 	{"Grep", ccFiles, addCCGrep},
+
+	// --tools codex: Codex's names and parameters, on the same core.
+	{"exec_command", cxShell, addExecCommand},
+	{"write_stdin", cxShell, addWriteStdin},
+	{"apply_patch", cxFiles, addApplyPatch},
+	{"view_image", cxFiles, addViewImage},
 }

@@ -1,0 +1,320 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/files"
+	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/tasks"
+)
+
+// Codex's tools (--tools codex): the names, parameters, descriptions and result wording
+// of the tools the Codex CLI 0.171.0 gives GPT models (exec_command, write_stdin,
+// apply_patch in its JSON form, view_image), on the same core as Boris's own. An MCP tool
+// cannot be freeform, so apply_patch takes the patch as "input", as Codex's JSON form of
+// it does.
+
+// codexVersion is the Codex CLI release whose tool definitions these match.
+const codexVersion = "0.171.0"
+
+// ExecCommandArgs are exec_command's parameters.
+type ExecCommandArgs struct {
+	Cmd                string             `json:"cmd"`
+	Justification      string             `json:"justification,omitempty"`
+	Login              bool               `json:"login,omitempty"`
+	MaxOutputTokens    int                `json:"max_output_tokens,omitempty"`
+	PrefixRule         []string           `json:"prefix_rule,omitempty"`
+	SandboxPermissions sandboxPermissions `json:"sandbox_permissions,omitempty"`
+	Shell              string             `json:"shell,omitempty"`
+	TTY                bool               `json:"tty,omitempty"`
+	Workdir            string             `json:"workdir,omitempty"`
+	YieldTimeMS        int                `json:"yield_time_ms,omitempty"`
+}
+
+// sandboxPermissions is exec_command's sandbox_permissions. Boris has no approvals: it
+// accepts the value and runs the command as any other.
+type sandboxPermissions string
+
+var sandboxValues = []any{"use_default", "require_escalated"}
+
+// WriteStdinArgs are write_stdin's parameters.
+type WriteStdinArgs struct {
+	Chars           string `json:"chars,omitempty"`
+	MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
+	SessionID       int    `json:"session_id"`
+	YieldTimeMS     int    `json:"yield_time_ms,omitempty"`
+}
+
+// ApplyPatchArgs are apply_patch's parameters.
+type ApplyPatchArgs struct {
+	Input string `json:"input"`
+}
+
+// ViewImageArgs are view_image's parameters.
+type ViewImageArgs struct {
+	Path string `json:"path"`
+}
+
+// codexDocs are the parameter descriptions, as Codex words them.
+var codexDocs = map[string]string{
+	"cmd":                 "Shell command to execute.",
+	"justification":       "User-facing approval question for `require_escalated`; omit otherwise.",
+	"login":               "Request login-shell startup. Omit to inherit.",
+	"max_output_tokens":   "Output token budget. Defaults to 10000 tokens; larger requests may be capped by policy.",
+	"prefix_rule":         "Reusable approval prefix for `cmd`, only with `sandbox_permissions: \"require_escalated\"`; for example [\"git\", \"pull\"].",
+	"sandbox_permissions": "Per-command sandbox override. Defaults to `use_default`; use `require_escalated` for unsandboxed execution.",
+	"shell":               "Shell binary to launch. Defaults to the user's default shell.",
+	"tty":                 "True allocates a PTY for the command; false or omitted uses plain pipes.",
+	"workdir":             "Working directory for the command. Defaults to the turn cwd.",
+	"chars":               "Bytes to write to stdin. Defaults to empty, which polls without writing.",
+	"session_id":          "Identifier of the running unified exec session.",
+	"input":               "The entire contents of the apply_patch command",
+	"path":                "Local filesystem path to an image file.",
+}
+
+// yieldDocs are yield_time_ms's descriptions, which differ between the two tools.
+var yieldDocs = map[string]string{
+	"exec_command": "Wait before yielding output. Defaults to 10000 ms; effective range is 250-30000 ms.",
+	"write_stdin":  "Wait before yielding output. Non-empty writes default to 250 ms and cap at 30000 ms; empty polls wait 5000-300000 ms by default.",
+}
+
+// codexSchema is the input schema of T with Codex's descriptions.
+func codexSchema[T any](tool string) schemaFunc {
+	return func() *jsonschema.Schema {
+		s := plainOptional(schemaFor[T]())
+		for name, p := range s.Properties {
+			p.Description = codexDocs[name]
+			if name == "yield_time_ms" {
+				p.Description = yieldDocs[tool]
+			}
+		}
+		return s
+	}
+}
+
+// Unified exec limits, as Codex sets them (milliseconds, tokens).
+const (
+	execYieldDefault  = 10_000
+	execYieldMin      = 250
+	execYieldMax      = 30_000
+	writeYieldDefault = 250
+	pollYieldMin      = 5_000
+	pollYieldMax      = 300_000
+	outputTokens      = 10_000
+	charsPerToken     = 4
+)
+
+func addExecCommand(s *mcp.Server, h *handlers) {
+	addTool(s, h, &mcp.Tool{
+		Name:        "exec_command",
+		Description: "Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
+		InputSchema: codexSchema[ExecCommandArgs]("exec_command"),
+		Annotations: &mcp.ToolAnnotations{Title: "exec_command", DestructiveHint: new(true), OpenWorldHint: new(true)},
+	}, h.execCommand)
+}
+
+func addWriteStdin(s *mcp.Server, h *handlers) {
+	addTool(s, h, &mcp.Tool{
+		Name:        "write_stdin",
+		Description: "Writes characters to an existing unified exec session and returns recent output.",
+		InputSchema: codexSchema[WriteStdinArgs]("write_stdin"),
+		Annotations: &mcp.ToolAnnotations{Title: "write_stdin", DestructiveHint: new(true), OpenWorldHint: new(true)},
+	}, h.writeStdin)
+}
+
+func addApplyPatch(s *mcp.Server, h *handlers) {
+	addTool(s, h, &mcp.Tool{
+		Name:        "apply_patch",
+		Description: applyPatchDescription,
+		InputSchema: codexSchema[ApplyPatchArgs]("apply_patch"),
+		Annotations: &mcp.ToolAnnotations{Title: "apply_patch", DestructiveHint: new(true), OpenWorldHint: new(false)},
+	}, h.applyPatch)
+}
+
+func addViewImage(s *mcp.Server, h *handlers) {
+	addTool(s, h, &mcp.Tool{
+		Name:        "view_image",
+		Description: "View a local image file from the filesystem when visual inspection is needed. Use this for images already available on disk.",
+		InputSchema: codexSchema[ViewImageArgs]("view_image"),
+		Annotations: &mcp.ToolAnnotations{Title: "view_image", ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, h.viewImage)
+}
+
+func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in ExecCommandArgs) (*mcp.CallToolResult, any, error) {
+	switch {
+	case strings.TrimSpace(in.Cmd) == "":
+		return nil, nil, errorf(CodeInvalidArgument, "cmd is empty: pass the shell command to run")
+	case strings.IndexByte(in.Cmd, 0) >= 0:
+		return nil, nil, errorf(CodeInvalidArgument, "cmd contains a NUL byte, which no shell can be given: remove it (to print one, use printf '\\0')")
+	}
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := execDir(sess, in.Workdir)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	c := session.Command{Script: in.Cmd, Shell: h.Config.Shell, Dir: dir, Fallback: h.Config.Workdir,
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal}
+	t, _, _, err := sess.Start(c)
+	if err != nil {
+		return nil, nil, taskError(err, sess, h.face())
+	}
+	yield := clampMS(in.YieldTimeMS, execYieldDefault, execYieldMin, execYieldMax)
+	if !settle(ctx, t, yield) && ctx.Err() != nil {
+		// The call that started the command ended: the command ends with it.
+		_, _ = sess.Tasks.KillCause(t.ID, context.Cause(ctx))
+	}
+	var notes []string
+	if in.TTY {
+		notes = append(notes, "no terminal is available here: the command ran with plain pipes and stdin closed")
+	}
+	return h.execResult(ctx, sess, t, start, in.MaxOutputTokens, notes)
+}
+
+// execDir is the directory exec_command runs in: workdir, taken against the session's
+// working directory, or that directory itself.
+func execDir(sess *session.Session, workdir string) (string, error) {
+	if workdir == "" {
+		return "", nil
+	}
+	dir := workdir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(sess.Cwd(), dir)
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return "", errorf(CodeNotFound, "workdir %s is not a directory (relative paths are taken against %s): give an existing directory, or leave workdir out", workdir, sess.Cwd())
+	}
+	return filepath.Clean(dir), nil
+}
+
+// clampMS is ms within [lo, hi], or def when ms is not given.
+func clampMS(ms, def, lo, hi int) time.Duration {
+	if ms <= 0 {
+		ms = def
+	}
+	return time.Duration(min(max(ms, lo), hi)) * time.Millisecond
+}
+
+// settle waits until task t ends, wait passes or ctx ends, and reports whether t ended.
+func settle(ctx context.Context, t *tasks.Task, wait time.Duration) bool {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-t.Done():
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in WriteStdinArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := "task-" + strconv.Itoa(in.SessionID)
+	t, err := h.execSession(sess, id, in.SessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	switch in.Chars {
+	case "":
+		settle(ctx, t, clampMS(in.YieldTimeMS, pollYieldMin, pollYieldMin, pollYieldMax))
+	case "\x03":
+		// Ctrl-C: a process without a terminal is stopped as a terminal would have it.
+		if _, err := sess.Tasks.Kill(id); err != nil {
+			return nil, nil, taskError(err, sess, h.face())
+		}
+		settle(ctx, t, clampMS(in.YieldTimeMS, writeYieldDefault, execYieldMin, execYieldMax))
+	default:
+		return nil, nil, errorf(CodeInvalidArgument, "stdin is closed for this session; rerun exec_command with tty=true to keep stdin open (to stop it, write \"\\u0003\")")
+	}
+	return h.execResult(ctx, sess, t, start, in.MaxOutputTokens, nil)
+}
+
+// execSession returns the task behind a unified exec session id.
+func (h *handlers) execSession(sess *session.Session, id string, n int) (*tasks.Task, error) {
+	for _, t := range sess.Tasks.List() {
+		if t.ID == id && !t.Drained() {
+			return t, nil
+		}
+	}
+	var ids []string
+	for _, t := range sess.Tasks.List() {
+		if !t.Drained() {
+			ids = append(ids, strings.TrimPrefix(t.ID, "task-"))
+		}
+	}
+	known := "no process is running"
+	if len(ids) > 0 {
+		known = "running: " + strings.Join(ids, ", ")
+	}
+	return nil, errorf(CodeNotFound, "Unknown process id %d (%s); a session ID is valid until its process has exited and its output has been read", n, known)
+}
+
+// execResult is exec_command's and write_stdin's result, as Codex words it: the wall
+// time, the exit code or the session ID of a process still running, and the output not
+// read before, within max_output_tokens (as tokens of about 4 characters).
+func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens int, notes []string) (*mcp.CallToolResult, any, error) {
+	if maxTokens <= 0 {
+		maxTokens = outputTokens
+	}
+	budget := min(maxTokens, outputTokens) * charsPerToken / 2 // per stream
+	snap, err := sess.Tasks.Output(ctx, t.ID, 0, budget, h.face().omitted)
+	if err != nil {
+		return nil, nil, taskError(err, sess, h.face())
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Wall time: %.4f seconds\n", time.Since(start).Seconds())
+	if res, ok := t.Result(); ok && !snap.Running {
+		fmt.Fprintf(&b, "Process exited with code %d\n", res.ExitCode)
+	} else {
+		fmt.Fprintf(&b, "Process running with session ID %s\n", strings.TrimPrefix(t.ID, "task-"))
+	}
+	full := int64(utf8.RuneCountInString(snap.Stdout.Text)+utf8.RuneCountInString(snap.Stderr.Text)) + snap.Stdout.Omitted + snap.Stderr.Omitted
+	fmt.Fprintf(&b, "Original token count: %d\n", (full+charsPerToken-1)/charsPerToken)
+	for _, n := range notes {
+		fmt.Fprintf(&b, "Note: %s\n", n)
+	}
+	b.WriteString("Output:\n")
+	if snap.Stderr.Text == "" {
+		b.WriteString(snap.Stdout.Text)
+	} else {
+		writeStreams(&b, snap.Stdout.Text, snap.Stderr.Text)
+	}
+	return text(b.String()), nil, nil
+}
+
+func (h *handlers) viewImage(ctx context.Context, req *mcp.CallToolRequest, in ViewImageArgs) (*mcp.CallToolResult, any, error) {
+	sess, err := h.session(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	abs, err := sess.Resolve(in.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := files.View(ctx, abs, files.ViewOptions{MaxFileSize: h.Config.MaxFileSize, Open: sess.OpenRead, Start: 1, End: 1})
+	if err != nil {
+		return nil, nil, h.fileError(err, in.Path, sess)
+	}
+	if v.MIME == "" {
+		return nil, nil, errorf(CodeUnsupported, "%s is not an image (PNG, JPEG, GIF or WebP): read a text file with exec_command, for example sed -n '1,200p' %s", abs, abs)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: v.Image, MIMEType: v.MIME}}}, nil, nil
+}
