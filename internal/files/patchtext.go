@@ -82,10 +82,11 @@ func (t *patchText) finalEOL() string {
 	return t.eols[len(t.eols)-1]
 }
 
-// replacement is one chunk's change: n lines from at become lines.
+// replacement is one chunk's change: n lines from at become lines, ending with eols.
 type replacement struct {
 	at, n int
 	lines []string
+	eols  []string
 }
 
 // ChunkError is the [ErrNoMatch] of a chunk of an update whose lines or "@@" context are
@@ -162,7 +163,7 @@ func (t *patchText) locate(ctx context.Context, path string, c Chunk, from int) 
 		if c.Context == "" {
 			from = len(t.lines)
 		}
-		return replacement{at: from, lines: c.New}, nil
+		return t.replacement(from, nil, c.New), nil
 	}
 	old, lines := c.Old, c.New
 	at, ok := seekLines(t.lines, old, from, c.EOF)
@@ -178,18 +179,32 @@ func (t *patchText) locate(ctx context.Context, path string, c Chunk, from int) 
 		return replacement{}, &ChunkError{Path: path, Old: c.Old, After: from,
 			Miss: miss(ctx, path, []byte(strings.Join(t.lines, "\n")), strings.Join(c.Old, "\n"))}
 	}
-	return replacement{at: at, n: len(old), lines: lines}, nil
+	return t.replacement(at, old, lines), nil
 }
 
-// replace makes r: its new lines get the file's usual line ending (the last line's is
-// decided by [patchText.bytes]).
-func (t *patchText) replace(r replacement) {
-	eols := make([]string, len(r.lines))
-	for i := range eols {
-		eols[i] = t.eol
+// replacement is the change of the file's lines old, found at line index at, into lines
+// new. A context line (one of old kept in new, in order) keeps the file's own text and
+// ending, which a loose match may not have; other new lines get the file's usual ending.
+func (t *patchText) replacement(at int, old, new []string) replacement {
+	r := replacement{at: at, n: len(old), lines: make([]string, len(new)), eols: make([]string, len(new))}
+	k := 0
+	for j, l := range new {
+		r.lines[j], r.eols[j] = l, t.eol
+		for i := k; i < len(old); i++ {
+			if old[i] == l {
+				r.lines[j], r.eols[j] = t.lines[at+i], t.eols[at+i]
+				k = i + 1
+				break
+			}
+		}
 	}
+	return r
+}
+
+// replace makes r (the last line's ending is decided by [patchText.bytes]).
+func (t *patchText) replace(r replacement) {
 	t.lines = append(t.lines[:r.at:r.at], append(r.lines, t.lines[r.at+r.n:]...)...)
-	t.eols = append(t.eols[:r.at:r.at], append(eols, t.eols[r.at+r.n:]...)...)
+	t.eols = append(t.eols[:r.at:r.at], append(r.eols, t.eols[r.at+r.n:]...)...)
 }
 
 // seekLines finds pattern in lines at or after from, as Codex's apply_patch does: exactly,
