@@ -29,6 +29,10 @@ const codexVersion = "0.171.0"
 // 12,000 characters.
 const unknownModel = "boris-e2e-model"
 
+// defaultModel is Codex 0.171.0's default model: it is given MCP tools to call
+// from JavaScript that Codex's exec tool runs ("code mode").
+const defaultModel = "gpt-6.2-sol"
+
 var (
 	buildOnce sync.Once
 	borisBin  string

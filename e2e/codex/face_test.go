@@ -104,31 +104,39 @@ func TestCodexFaceHTTP(t *testing.T) {
 	wantFiles(t, dir, map[string]string{"x.txt": "y\n"})
 }
 
-// TestLongResult prints more than a Codex model keeps of a tool output (about
-// 12,000 characters for a model Codex does not know, cut from the middle, and
-// marked "…N tokens truncated…"): what the model reads must still say, for each
-// stream, that part of it was left out and which file holds all of it, and
-// must keep the stderr label.
+// TestLongResult prints more than a Codex model keeps of a tool output, cut
+// from the middle and marked "…N tokens truncated…": about 12,000 characters
+// for a model Codex does not know, and what its exec tool keeps (10,000
+// tokens) for its current default model, which calls MCP tools from
+// JavaScript. What the model reads must still say, for each stream, that part
+// of it was left out and which file holds all of it, and keep the stderr
+// label.
 func TestLongResult(t *testing.T) {
 	t.Parallel()
-	dir := workspace(t, nil)
 	script := `for i in $(seq 1 3000); do echo "out line $i of the long stdout"; done; echo STDOUT-END
 for i in $(seq 1 3000); do echo "err line $i of the long stderr" >&2; done; echo STDERR-END >&2`
-	m, url := newFakeModel(t, call("bash", map[string]any{"command": script}))
-	runCodex(t, url, unknownModel, stdioServer(t, dir), nil, 3*time.Minute).wantClean(t)
-	r, _ := m.result(0)
-	t.Logf("the model read %d characters", len(r))
-	wantResult(t, m, 0, "stderr", "STDERR-END")
-	for _, stream := range []string{"stdout", "stderr"} {
-		if !regexp.MustCompile(`\.` + stream + `\b`).MatchString(r) {
-			t.Errorf("the model was not told which file holds all of %s", stream)
-		}
-	}
-	if n := len(regexp.MustCompile(`(?i)\d[\d,]* (characters|lines|bytes) (omitted|left out)`).FindAllString(r, -1)); n < 2 {
-		t.Errorf("the model was told of %d parts left out, want one for each stream", n)
-	}
-	if t.Failed() {
-		t.Logf("what the model read:\n%s", r)
+	for _, model := range []string{unknownModel, defaultModel} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			dir := workspace(t, nil)
+			m, url := newFakeModel(t, call("bash", map[string]any{"command": script}))
+			m.codeMode = model == defaultModel
+			runCodex(t, url, model, stdioServer(t, dir), nil, 3*time.Minute).wantClean(t)
+			r, _ := m.result(0)
+			t.Logf("the model read %d characters", len(r))
+			wantResult(t, m, 0, "stderr", "STDERR-END")
+			for _, stream := range []string{"stdout", "stderr"} {
+				if !regexp.MustCompile(`\.` + stream + `\b`).MatchString(r) {
+					t.Errorf("the model was not told which file holds all of %s", stream)
+				}
+			}
+			if n := len(regexp.MustCompile(`(?i)\d[\d,]* (characters|lines|bytes) (omitted|left out)`).FindAllString(r, -1)); n < 2 {
+				t.Errorf("the model was told of %d parts left out, want one for each stream", n)
+			}
+			if t.Failed() {
+				t.Logf("what the model read:\n%s", r)
+			}
+		})
 	}
 }
 
@@ -143,4 +151,20 @@ func TestLongCall(t *testing.T) {
 	server, env := httpServer(t, dir)
 	runCodex(t, url, unknownModel, server+"tool_timeout_sec = 120\n", env, 4*time.Minute).wantClean(t)
 	wantResult(t, m, 0, "long-call-done")
+}
+
+// TestCodexFaceDefaultModel calls the codex face as Codex's default model
+// does, from JavaScript run by Codex's exec tool.
+func TestCodexFaceDefaultModel(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t, map[string]string{"a.txt": "alpha\n"})
+	m, url := newFakeModel(t,
+		call("exec_command", map[string]any{"cmd": "echo from-code-mode"}),
+		call("apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** End Patch"}),
+	)
+	m.codeMode = true
+	runCodex(t, url, defaultModel, stdioServer(t, dir, "--tools", "codex"), nil, 3*time.Minute).wantClean(t)
+	wantResult(t, m, 0, "Process exited with code 0", "from-code-mode")
+	wantResult(t, m, 1, "M a.txt")
+	wantFiles(t, dir, map[string]string{"a.txt": "ALPHA\n"})
 }

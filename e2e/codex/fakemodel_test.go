@@ -30,11 +30,24 @@ type toolCall struct {
 type fakeModel struct {
 	t      *testing.T
 	script []toolCall
+	// codeMode calls each tool from JavaScript run by Codex's exec tool, as
+	// Codex has its current default model do, and hands the model the
+	// tool's result as the script prints it with text().
+	codeMode bool
 
 	mu      sync.Mutex
 	results map[int]string
 	offered []string // the mcp__boris tools of the last request
 }
+
+// codeModeCall is the JavaScript that calls a tool (name, arguments) in code
+// mode and prints its text blocks.
+const codeModeCall = `const r = await tools.mcp__boris__%s(%s);
+if (typeof r === "string") {
+  text(r);
+} else {
+  for (const c of r.content ?? []) text(c.type === "text" ? c.text : "[" + c.type + "]");
+}`
 
 // finalText is the fake model's last answer, once every call has an output.
 const finalText = "All done."
@@ -101,7 +114,7 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	done := m.record(req)
 	if done < len(m.script) {
 		step := m.script[done]
-		if !slices.Contains(m.tools(), step.Name) {
+		if !m.codeMode && !slices.Contains(m.tools(), step.Name) {
 			m.t.Errorf("fake model: step %d calls %s, which Codex does not offer in mcp__boris (offered: %v)", done, step.Name, m.tools())
 			stream(w, message("The tool is missing."))
 			return
@@ -111,6 +124,13 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			args = step.ArgsFrom(m.outputs(done))
 		}
 		a, _ := json.Marshal(args)
+		if m.codeMode {
+			stream(w, map[string]any{
+				"type": "custom_tool_call", "id": fmt.Sprintf("ctc_%d", done), "call_id": fmt.Sprintf("call_boris_%d", done),
+				"name": "exec", "input": fmt.Sprintf(codeModeCall, step.Name, a), "status": "completed",
+			})
+			return
+		}
 		stream(w, map[string]any{
 			"type": "function_call", "id": fmt.Sprintf("fc_%d", done), "call_id": fmt.Sprintf("call_boris_%d", done),
 			"namespace": "mcp__boris", "name": step.Name, "arguments": string(a), "status": "completed",
@@ -139,7 +159,7 @@ func (m *fakeModel) record(req responsesRequest) int {
 	done := 0
 	for _, raw := range req.Input {
 		var it inputItem
-		if json.Unmarshal(raw, &it) != nil || it.Type != "function_call_output" {
+		if json.Unmarshal(raw, &it) != nil || it.Type != "function_call_output" && it.Type != "custom_tool_call_output" {
 			continue
 		}
 		var step int
