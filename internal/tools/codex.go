@@ -16,6 +16,7 @@ import (
 	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/tasks"
+	"github.com/mjkoo/boris/internal/watch"
 )
 
 // Codex's tools (--tools codex): the names, parameters, descriptions and result wording
@@ -168,10 +169,15 @@ func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in
 	start := time.Now()
 	c := session.Command{Script: in.Cmd, Shell: h.Config.Shell, Dir: dir, Fallback: h.Config.Workdir,
 		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal}
+	tw := watch.CallFrom(ctx).NewTask() // the live view shows the command as a task
+	if tw != nil {
+		c.OnOutput = teeOutput(c.OnOutput, tw.Output)
+	}
 	t, _, _, err := sess.Start(c)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
+	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
 	yield := clampMS(in.YieldTimeMS, execYieldDefault, execYieldMin, execYieldMax)
 	if !settle(ctx, t, yield) && ctx.Err() != nil {
 		// The call that started the command ended: the command ends with it.
