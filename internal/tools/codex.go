@@ -56,6 +56,16 @@ type WriteStdinArgs struct {
 	YieldTimeMS     int    `json:"yield_time_ms,omitempty"`
 }
 
+// ExecResult is the structured form of exec_command's and write_stdin's result.
+type ExecResult struct {
+	WallTime           float64 `json:"wall_time_seconds" jsonschema:"How long the call waited, in seconds."`
+	ExitCode           *int    `json:"exit_code,omitempty" jsonschema:"The process's exit code, once it has exited; 128+n when killed by signal n."`
+	SessionID          int     `json:"session_id,omitempty" jsonschema:"The session ID of a process still running: poll it or type into it with write_stdin."`
+	Status             string  `json:"status" jsonschema:"running, or how the process ended."`
+	OriginalTokenCount int64   `json:"original_token_count" jsonschema:"The output's length in tokens of about 4 characters, before any was left out."`
+	Output             string  `json:"output" jsonschema:"The output not read before, within max_output_tokens."`
+}
+
 // ApplyPatchArgs are apply_patch's parameters.
 type ApplyPatchArgs struct {
 	Input string `json:"input"`
@@ -151,7 +161,7 @@ func addViewImage(s *mcp.Server, h *handlers) {
 	}, h.viewImage)
 }
 
-func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in ExecCommandArgs) (*mcp.CallToolResult, any, error) {
+func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in ExecCommandArgs) (*mcp.CallToolResult, *ExecResult, error) {
 	switch {
 	case strings.TrimSpace(in.Cmd) == "":
 		return nil, nil, errorf(CodeInvalidArgument, "cmd is empty: pass the shell command to run")
@@ -227,7 +237,7 @@ func settle(ctx context.Context, t *tasks.Task, wait time.Duration) bool {
 	return false
 }
 
-func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in WriteStdinArgs) (*mcp.CallToolResult, any, error) {
+func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in WriteStdinArgs) (*mcp.CallToolResult, *ExecResult, error) {
 	sess, err := h.session(req)
 	if err != nil {
 		return nil, nil, err
@@ -276,7 +286,7 @@ func (h *handlers) execSession(sess *session.Session, id string, n int) (*tasks.
 // execResult is exec_command's and write_stdin's result, as Codex words it: the wall
 // time, the exit code or the session ID of a process still running, and the output not
 // read before, within max_output_tokens (as tokens of about 4 characters).
-func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens int, notes []string) (*mcp.CallToolResult, any, error) {
+func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens int, notes []string) (*mcp.CallToolResult, *ExecResult, error) {
 	if maxTokens <= 0 {
 		maxTokens = outputTokens
 	}
@@ -285,25 +295,40 @@ func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tas
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Wall time: %.4f seconds\n", time.Since(start).Seconds())
+	out := &ExecResult{WallTime: time.Since(start).Seconds(), Status: snap.Status}
 	if res, ok := t.Result(); ok && !snap.Running {
-		fmt.Fprintf(&b, "Process exited with code %d\n", res.ExitCode)
+		out.ExitCode = &res.ExitCode
 	} else {
-		fmt.Fprintf(&b, "Process running with session ID %s\n", strings.TrimPrefix(t.ID, "task-"))
+		out.SessionID, _ = strconv.Atoi(strings.TrimPrefix(t.ID, "task-"))
 	}
 	full := int64(utf8.RuneCountInString(snap.Stdout.Text)+utf8.RuneCountInString(snap.Stderr.Text)) + snap.Stdout.Omitted + snap.Stderr.Omitted
-	fmt.Fprintf(&b, "Original token count: %d\n", (full+charsPerToken-1)/charsPerToken)
+	out.OriginalTokenCount = (full + charsPerToken - 1) / charsPerToken
+	var o strings.Builder
+	if snap.Stderr.Text == "" {
+		o.WriteString(snap.Stdout.Text)
+	} else {
+		writeStreams(&o, snap.Stdout.Text, snap.Stderr.Text)
+	}
+	out.Output = o.String()
+	return text(formatExec(out, notes)), out, nil
+}
+
+// formatExec words an exec result as Codex does.
+func formatExec(r *ExecResult, notes []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Wall time: %.4f seconds\n", r.WallTime)
+	if r.ExitCode != nil {
+		fmt.Fprintf(&b, "Process exited with code %d\n", *r.ExitCode)
+	} else {
+		fmt.Fprintf(&b, "Process running with session ID %d\n", r.SessionID)
+	}
+	fmt.Fprintf(&b, "Original token count: %d\n", r.OriginalTokenCount)
 	for _, n := range notes {
 		fmt.Fprintf(&b, "Note: %s\n", n)
 	}
 	b.WriteString("Output:\n")
-	if snap.Stderr.Text == "" {
-		b.WriteString(snap.Stdout.Text)
-	} else {
-		writeStreams(&b, snap.Stdout.Text, snap.Stderr.Text)
-	}
-	return text(b.String()), nil, nil
+	b.WriteString(r.Output)
+	return b.String()
 }
 
 func (h *handlers) viewImage(ctx context.Context, req *mcp.CallToolRequest, in ViewImageArgs) (*mcp.CallToolResult, any, error) {
