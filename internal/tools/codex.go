@@ -197,6 +197,9 @@ func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in
 	if in.TTY {
 		notes = append(notes, "no terminal is available here: the command ran with plain pipes and stdin closed")
 	}
+	if in.Shell != "" && filepath.Base(in.Shell) != filepath.Base(h.Config.Shell) {
+		notes = append(notes, fmt.Sprintf("shell %s is not used here: commands run with %s", in.Shell, h.Config.Shell))
+	}
 	return h.execResult(ctx, sess, t, start, in.MaxOutputTokens, notes)
 }
 
