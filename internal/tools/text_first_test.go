@@ -79,7 +79,8 @@ func TestStructuredHints(t *testing.T) {
 }
 
 // TestViewBudget: a default view of a 3000-line file of 150-character lines fits the
-// output budget, and its note names the range that continues exactly where it stopped.
+// output budget, and its note, at the start and again at the end, names the range that
+// continues exactly where it stopped.
 func TestViewBudget(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -93,8 +94,12 @@ func TestViewBudget(t *testing.T) {
 	}
 	cs, _ := connect(t, cfg, nil)
 	got := textOf(call(t, cs, "view", map[string]any{"path": "big.txt"}))
-	if len(got) > 50_000 {
-		t.Fatalf("default view returned %d characters, over the budget", len(got))
+	if len(got) > cfg.OutputBudget {
+		t.Fatalf("default view returned %d characters, over the %d budget", len(got), cfg.OutputBudget)
+	}
+	first, _, _ := strings.Cut(got, "\n")
+	if !strings.HasPrefix(first, "[Showing lines 1-") || !strings.HasSuffix(got, first+"\n") {
+		t.Fatalf("the note that starts the result (%q) is not the one that ends it:\n%s", first, got[len(got)-300:])
 	}
 	m := regexp.MustCompile(`Showing lines 1-(\d+)(?: of [\d,]+)? \(output budget \d+ characters\); continue with view_range \[(\d+), (\d+)\]`).FindStringSubmatch(got)
 	if m == nil {
@@ -106,7 +111,8 @@ func TestViewBudget(t *testing.T) {
 		t.Fatalf("shown up to %d, continue at %d: the note does not match what was shown", last, next)
 	}
 	more := textOf(call(t, cs, "view", map[string]any{"path": "big.txt", "view_range": []int{next, -1}}))
-	if !strings.HasPrefix(more, fmt.Sprintf("%6d\tline %d ", next, next)) || len(more) > 50_000 {
+	_, rest, _ := strings.Cut(more, "\n")
+	if !strings.HasPrefix(rest, fmt.Sprintf("%6d\tline %d ", next, next)) || len(more) > cfg.OutputBudget {
 		t.Errorf("the continuation starts %q (%d characters)", more[:40], len(more))
 	}
 }
