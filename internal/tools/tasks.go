@@ -50,6 +50,7 @@ type TaskResult struct {
 // TaskListResult is task_list's structured result.
 type TaskListResult struct {
 	Tasks []TaskInfo `json:"tasks,omitempty" jsonschema:"The session's background tasks, oldest first; absent when there are none."`
+	Hint  string     `json:"hint,omitempty" jsonschema:"What the text result says when there are no tasks."`
 }
 
 // TaskInfo describes one task in task_list.
@@ -135,7 +136,8 @@ func (h *handlers) taskList(_ context.Context, req *mcp.CallToolRequest, _ TaskL
 		fmt.Fprintf(&b, "%s  %s  %s  %s\n", info.TaskID, info.Status, time.Duration(info.DurationMS)*time.Millisecond, oneLine(info.Command))
 	}
 	if len(out.Tasks) == 0 {
-		b.WriteString("no background tasks in this session\n")
+		out.Hint = "no background tasks in this session"
+		b.WriteString(out.Hint + "\n")
 	}
 	return text(b.String()), out, nil
 }
