@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // middleCut cuts s as Codex cuts a tool result longer than limit characters: it keeps the
@@ -25,8 +27,8 @@ func middleCut(s string, limit int) (head, tail string) {
 // current models, and with a model it does not know.
 var clientCuts = []int{48_000, 12_000}
 
-// TestResultsSurviveMiddleCut: a bash result with both streams long and a default view of
-// a long file each fit the default budget, and cut from the middle as Codex cuts them,
+// TestResultsSurviveMiddleCut: a bash and a task_output result with both streams long and
+// a default view of a long file each fit the default budget, and cut from the middle as Codex cuts them,
 // still say what was left out and where the full text is, and every line of output that
 // survives still reads as the stream it came from.
 func TestResultsSurviveMiddleCut(t *testing.T) {
@@ -41,9 +43,16 @@ func TestResultsSurviveMiddleCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, _ := connect(t, cfg, nil)
-	bash := textOf(call(t, cs, "bash", map[string]any{"command": "for i in $(seq 1 2000); do echo \"out $i $(printf '%040d' 0)\"; echo \"err $i $(printf '%040d' 0)\" >&2; done"}))
+	const both = "for i in $(seq 1 2000); do echo \"out $i $(printf '%040d' 0)\"; echo \"err $i $(printf '%040d' 0)\" >&2; done"
+	bash := textOf(call(t, cs, "bash", map[string]any{"command": both}))
 	view := textOf(call(t, cs, "view", map[string]any{"path": "big.txt"}))
-	for name, got := range map[string]string{"bash": bash, "view": view} {
+	printed := filepath.Join(t.TempDir(), "printed")
+	testutil.Fifo(t, printed)
+	started := textOf(call(t, cs, "bash", map[string]any{"command": both + "; echo > " + printed, "run_in_background": true}))
+	id := regexp.MustCompile(`task_id: (\S+)`).FindStringSubmatch(started)[1]
+	testutil.ReadFifo(t, printed)
+	task := textOf(call(t, cs, "task_output", map[string]any{"task_id": id}))
+	for name, got := range map[string]string{"bash": bash, "view": view, "task_output": task} {
 		if n := utf8.RuneCountInString(got); n > cfg.OutputBudget {
 			t.Errorf("%s returned %d characters, over the %d budget", name, n, cfg.OutputBudget)
 		}
@@ -52,20 +61,22 @@ func TestResultsSurviveMiddleCut(t *testing.T) {
 	viewNote := regexp.MustCompile(`(?m)^\[Showing lines 1-\d+ \(output budget \d+ characters\); continue with view_range \[\d+, \d+\]\]$`)
 	for _, limit := range clientCuts {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			head, tail := middleCut(bash, limit)
-			for _, part := range []string{head, tail} {
-				found := map[string]bool{}
-				for _, m := range cutNote.FindAllStringSubmatch(part, -1) {
-					found[m[1]] = true
-					if _, err := os.Stat(m[2]); err != nil {
-						t.Errorf("the cut note names %s: %v", m[2], err)
+			for _, result := range []string{bash, task} {
+				head, tail := middleCut(result, limit)
+				for _, part := range []string{head, tail} {
+					found := map[string]bool{}
+					for _, m := range cutNote.FindAllStringSubmatch(part, -1) {
+						found[m[1]] = true
+						if _, err := os.Stat(m[2]); err != nil {
+							t.Errorf("the cut note names %s: %v", m[2], err)
+						}
+					}
+					if !found["stdout"] || !found["stderr"] {
+						t.Errorf("cut at %d, a side keeps cut notes for %v, want stdout and stderr:\n%.600s", limit, found, part)
 					}
 				}
-				if !found["stdout"] || !found["stderr"] {
-					t.Errorf("cut at %d, a side keeps cut notes for %v, want stdout and stderr:\n%.600s", limit, found, part)
-				}
+				checkLabels(t, head, tail)
 			}
-			checkLabels(t, head, tail)
 			vh, vt := middleCut(view, limit)
 			if !viewNote.MatchString(vh) || !viewNote.MatchString(vt) {
 				t.Errorf("cut at %d, the view note is not on both sides:\n%.300s\n...\n%s", limit, vh, vt[max(len(vt)-300, 0):])

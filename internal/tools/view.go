@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -67,7 +68,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		if err != nil {
 			return nil, h.fileError(err, path, sess)
 		}
-		return text(formatListing(abs, l, h.face())), nil
+		return text(formatListing(abs, l, h.contentBudget(), h.face())), nil
 	}
 	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize, Open: sess.OpenRead}
 	if rng != nil {
@@ -148,18 +149,27 @@ func formatView(abs string, v *files.FileView, limit int64, budget int, f *face)
 	return first + "\n" + kept + b.String()
 }
 
-func formatListing(abs string, l *files.Listing, f *face) string {
+func formatListing(abs string, l *files.Listing, budget int, f *face) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/ (%d levels deep; directories end in /, symlinks show as name -> target; .git and node_modules skipped):\n", strings.TrimSuffix(abs, "/"), files.ListDepth)
+	chars, shown := 0, 0
 	for _, e := range l.Entries {
+		if chars += utf8.RuneCountInString(e) + 1; shown > 0 && chars > budget {
+			break
+		}
 		b.WriteString(e)
 		b.WriteByte('\n')
+		shown++
 	}
 	if len(l.Entries) == 0 && l.Omitted == 0 {
 		b.WriteString("(empty)\n")
 	}
-	if l.Omitted > 0 {
-		fmt.Fprintf(&b, "[%s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", pluralNoun(l.Omitted, "more entry"), f.find, abs, f.view)
+	omitted := l.Omitted + len(l.Entries) - shown
+	if omitted == 0 {
+		return b.String()
 	}
-	return b.String()
+	// What was left out also stands first, where a client that cuts the middle out of a
+	// long result leaves it (see [bothEnds]).
+	note := fmt.Sprintf("[%s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", pluralNoun(omitted, "more entry"), f.find, abs, f.view)
+	return note + b.String() + note
 }
