@@ -75,6 +75,17 @@ func TestStructuredHints(t *testing.T) {
 	if !timed.TimedOut || !strings.Contains(timed.Hint, "ran past its 50 ms timeout") {
 		t.Errorf("timed-out bash %+v: want the reason in hint", timed)
 	}
+	res := call(t, cs, "bash", map[string]any{"command": "seq 1 20000; seq 1 20000 >&2"})
+	var long struct{ Omitted []string }
+	structured(t, res, &long)
+	for _, cut := range long.Omitted {
+		if !strings.Contains(textOf(res), "cut: "+cut+"\n") {
+			t.Errorf("structured omitted %q is not what the text says:\n%.500s", cut, textOf(res))
+		}
+	}
+	if len(long.Omitted) != 2 || !strings.HasPrefix(long.Omitted[0], "stdout: ") || !strings.HasPrefix(long.Omitted[1], "stderr: ") {
+		t.Errorf("omitted = %q, want a note for each stream", long.Omitted)
+	}
 	call(t, cs, "task_kill", map[string]any{"task_id": start.TaskID})
 }
 
