@@ -66,7 +66,7 @@ const bashDescription = `Run a shell command or script with /bin/bash (or /bin/s
 
 Each call runs a fresh shell with stdin at EOF and no terminal, in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
-timeout is in milliseconds (default %d, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
+timeout is in milliseconds (default %d, at most 600000). When it runs out, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set. A call the client cancels is stopped the same way and, as MCP asks, gets no result.
 
 Output budget: %d characters per call, stdout and stderr together. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE); a "cut:" line at the start and again at the end of the result says the same.
 
