@@ -123,6 +123,8 @@ const (
 	pollYieldMax      = 300_000
 	outputTokens      = 10_000
 	charsPerToken     = 4
+	// minExecOutput is the least output a result shows, however small max_output_tokens.
+	minExecOutput = 1_000
 )
 
 func addExecCommand(s *mcp.Server, h *handlers) {
@@ -290,11 +292,7 @@ func (h *handlers) execSession(sess *session.Session, id string, n int) (*tasks.
 // time, the exit code or the session ID of a process still running, and the output not
 // read before, within max_output_tokens (as tokens of about 4 characters).
 func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens int, notes []string) (*mcp.CallToolResult, *ExecResult, error) {
-	if maxTokens <= 0 {
-		maxTokens = outputTokens
-	}
-	budget := min(maxTokens, outputTokens) * charsPerToken / 2 // per stream
-	snap, err := sess.Tasks.Output(ctx, t.ID, 0, budget, h.face().omitted)
+	snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.execBudget(maxTokens), h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
@@ -308,12 +306,26 @@ func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tas
 	out.OriginalTokenCount = (full + charsPerToken - 1) / charsPerToken
 	var o strings.Builder
 	if snap.Stderr.Text == "" {
-		o.WriteString(snap.Stdout.Text)
+		var notes []string
+		for _, n := range omitted(snap.Stdout, snap.Stderr) {
+			notes = append(notes, "cut: "+n)
+		}
+		bothEnds(&o, notes, func(b *strings.Builder) { b.WriteString(snap.Stdout.Text) })
 	} else {
-		writeStreams(&o, snap.Stdout.Text, snap.Stderr.Text)
+		writeStreams(&o, snap.Stdout.Text, snap.Stderr.Text, omitted(snap.Stdout, snap.Stderr))
 	}
 	out.Output = o.String()
 	return text(formatExec(out, notes)), out, nil
+}
+
+// execBudget is how many characters of output an exec result shows: max_output_tokens
+// (as tokens of about 4 characters; Codex's default 10,000), within the server's budget
+// for one result, which is sized for what the clients keep whole.
+func (h *handlers) execBudget(maxTokens int) int {
+	if maxTokens <= 0 {
+		maxTokens = outputTokens
+	}
+	return min(max(maxTokens*charsPerToken, minExecOutput), h.contentBudget())
 }
 
 // formatExec words an exec result as Codex does.
