@@ -115,13 +115,20 @@ func TestLongResult(t *testing.T) {
 	t.Parallel()
 	script := `for i in $(seq 1 3000); do echo "out line $i of the long stdout"; done; echo STDOUT-END
 for i in $(seq 1 3000); do echo "err line $i of the long stderr" >&2; done; echo STDERR-END >&2`
-	for _, model := range []string{unknownModel, defaultModel} {
-		t.Run(model, func(t *testing.T) {
+	for _, tc := range []struct {
+		model, tools string
+		call         toolCall
+	}{
+		{unknownModel, "boris", call("bash", map[string]any{"command": script})},
+		{defaultModel, "boris", call("bash", map[string]any{"command": script})},
+		{unknownModel, "codex", call("exec_command", map[string]any{"cmd": script})},
+	} {
+		t.Run(tc.model+"/"+tc.tools, func(t *testing.T) {
 			t.Parallel()
 			dir := workspace(t, nil)
-			m, url := newFakeModel(t, call("bash", map[string]any{"command": script}))
-			m.codeMode = model == defaultModel
-			runCodex(t, url, model, stdioServer(t, dir), nil, 3*time.Minute).wantClean(t)
+			m, url := newFakeModel(t, tc.call)
+			m.codeMode = tc.model == defaultModel
+			runCodex(t, url, tc.model, stdioServer(t, dir, "--tools", tc.tools), nil, 3*time.Minute).wantClean(t)
 			r, _ := m.result(0)
 			t.Logf("the model read %d characters", len(r))
 			wantResult(t, m, 0, "stderr", "STDERR-END")
