@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -27,6 +28,10 @@ const (
 	On   = "on"   // confine, or refuse to start
 	Off  = "off"  // never confine
 )
+
+// errNoSeccomp says that commands cannot be kept from network protocols other than TCP
+// here: the seccomp filter that does it is written for amd64 and arm64 alone.
+var errNoSeccomp = errors.New("--confine-network: Boris can keep commands from network protocols other than TCP only on amd64 and arm64, not on " + runtime.GOARCH)
 
 // ErrClosed is returned by [Domain.ForkExec] once the Domain is closed.
 var ErrClosed = errors.New("confinement domain is closed")
@@ -133,6 +138,8 @@ func decide(o Options) (*Policy, error) {
 		return nil, fmt.Errorf("--confine-bash=on: commands cannot be confined: %s; use --confine-bash=auto to run them unconfined, or run Boris in a container", why)
 	case o.Network && abi < 4:
 		return nil, fmt.Errorf("--confine-network: this kernel cannot forbid TCP to commands (%s; Landlock ABI 4, Linux 6.7, is needed)", describe(abi, why))
+	case o.Network && !canFilterNetwork():
+		return nil, errNoSeccomp
 	case !p.paths:
 		p.why = "no --allow-dir"
 	case abi < 1:
