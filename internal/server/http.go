@@ -141,12 +141,12 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 		}
 		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive())}
 		if stateless {
-			key, err := workspaceKey(r)
+			key, owner, err := workspaceKey(r, s.cfg.Token)
 			if err != nil {
 				httpError(w, http.StatusBadRequest, err.Error())
 				return
 			}
-			p.workspace = key
+			p.workspace, p.owner = key, owner
 		}
 		forget := s.registerPost(r, p)
 		defer forget()
@@ -211,10 +211,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // CORS preflight carries no credentials
 			return
 		}
-		auth := r.Header.Get("Authorization")
-		scheme, token, ok := strings.Cut(auth, " ")
-		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		token, ok := bearerToken(r)
+		got := sha256.Sum256([]byte(token))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
 			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send 'Authorization: Bearer <token>'")
 			return
