@@ -33,7 +33,9 @@ type Server struct {
 	env    []string
 	mcp    *mcp.Server
 	hub    *watch.Hub // the live view's events; nil with --no-watch
-	closed chan struct{}
+	// watchKey is what the live view asks for when the server has no token (see WatchKey).
+	watchKey string
+	closed   chan struct{}
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session.Session

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/watch"
+)
+
+// get sends a GET to url, with the bearer token when given, and returns the response.
+func get(t *testing.T, ctx context.Context, url, token string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestWatchCarriesNoCredential: the live view's stream shows sessions by a label that
+// /mcp does not take as a session id, never the session id itself, and its stop keys
+// cannot be guessed without it.
+func TestWatchCarriesNoCredential(t *testing.T) {
+	t.Parallel()
+	_, ts := start(t, newConfig(t))
+	cs, err := dial(t, ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	bashText(t, cs, "echo hello")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 300", "run_in_background": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %s", err, text(res))
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	resp := get(t, ctx, ts.URL+"/watch/events", "")
+	defer resp.Body.Close()
+	var stream strings.Builder
+	labels, stops := map[string]bool{}, map[string]bool{}
+	sc := bufio.NewScanner(resp.Body)
+	for tasks := 0; tasks == 0 && sc.Scan(); {
+		line := sc.Text()
+		stream.WriteString(line + "\n")
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e watch.Event
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			t.Fatal(err)
+		}
+		labels[e.Session] = e.Session != ""
+		stops[e.Stop] = e.Stop != ""
+		if e.Kind == watch.KindTask {
+			tasks++
+		}
+	}
+	if strings.Contains(stream.String(), cs.ID()) {
+		t.Errorf("the live view carries session id %s:\n%s", cs.ID(), stream.String())
+	}
+	for label, ok := range labels {
+		if !ok {
+			continue
+		}
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", label)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("/mcp with the live view's session label %q as its session id = %d, want 404", label, resp.StatusCode)
+		}
+	}
+	for _, guess := range []string{"c1", "c2", "c3", "t1", "t2", "t3", "t4"} {
+		resp, err := http.Post(ts.URL+"/watch/stop", "application/json", strings.NewReader(`{"stop":"`+guess+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || stops[guess] {
+			t.Errorf("/watch/stop key %q could be guessed: it was shown or stopped something (%d)", guess, resp.StatusCode)
+		}
+	}
+}
+
+// TestWatchKeyWhenConfined: without a token, a server whose commands are confined to paths
+// but may open TCP connections asks a key of its own for the live view; one whose commands
+// cannot reach it, or that has a token, does not.
+func TestWatchKeyWhenConfined(t *testing.T) {
+	t.Parallel()
+	if confine.KernelABI() < 1 {
+		t.Skip("no Landlock")
+	}
+	cfg := newConfig(t)
+	cfg.AllowDirs = []string{cfg.Workdir}
+	srv, ts := start(t, cfg)
+	key := srv.WatchKey()
+	if key == "" {
+		t.Fatal("no key for the live view, whose port confined commands can reach")
+	}
+	for _, path := range []string{"/watch", "/watch/events"} {
+		resp := get(t, t.Context(), ts.URL+path, "")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without the key = %d, want 401", path, resp.StatusCode)
+		}
+	}
+	resp := get(t, t.Context(), ts.URL+"/watch", key)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /watch with the key = %d, want 200", resp.StatusCode)
+	}
+	if out := bashText(t, mustDial(t, ts.URL), "env; cat /proc/$PPID/environ 2>/dev/null | tr '\\0' '\\n'"); strings.Contains(out, key) {
+		t.Errorf("a command sees the live view's key")
+	}
+
+	cfg.Token = "tok-watch"
+	if srv, _ := start(t, cfg); srv.WatchKey() != "" {
+		t.Errorf("a key for the live view besides the token")
+	}
+	if confine.KernelABI() >= 4 {
+		cfg.Token, cfg.ConfineNetwork = "", true
+		if srv, _ := start(t, cfg); srv.WatchKey() != "" {
+			t.Errorf("a key for the live view, which commands cannot reach under --confine-network")
+		}
+	}
+}
+
+func mustDial(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := dial(t, url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
