@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +159,60 @@ func mustDial(t *testing.T, url string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// TestStreamsBounded: /mcp holds at most streamsPerSession responses open for each session
+// --max-sessions allows; past that, while none is stuck writing to a client that does not
+// read, a new request gets 503 and never reaches the handler.
+func TestStreamsBounded(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.MaxSessions = 1
+	srv, err := New(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	entered, release := make(chan struct{}), make(chan struct{})
+	ts := httptest.NewServer(srv.limitStreams(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	})))
+	t.Cleanup(ts.Close)
+	done := make(chan int)
+	for range streamsPerSession {
+		go func() {
+			resp, err := http.Post(ts.URL, "application/json", strings.NewReader("{}"))
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+		<-entered
+	}
+	go func() {
+		resp, err := http.Get(ts.URL)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	select {
+	case code := <-done:
+		if code != http.StatusServiceUnavailable {
+			t.Errorf("request past the bound = %d, want 503", code)
+		}
+	case <-entered:
+		t.Error("a request past the bound reached the handler")
+	}
+	close(release)
+	for range streamsPerSession {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("a request within the bound = %d", code)
+		}
+	}
 }
