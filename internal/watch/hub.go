@@ -39,9 +39,9 @@ const (
 
 // Event is one thing that happened. Only the fields its kind needs are set.
 type Event struct {
-	ID      uint64    `json:"id"`
-	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"`
+	ID   uint64    `json:"id"`
+	Time time.Time `json:"time"`
+	Kind string    `json:"kind"`
 	// Session is a short label of the session, made by [Hub.Publish] from the session id
 	// it is given: it tells sessions apart, and cannot be used to act as one.
 	Session string `json:"session,omitempty"`
