@@ -285,6 +285,26 @@ func lookPath(name, path string) string {
 	return ""
 }
 
+// CanRead reports whether confined commands may read the file at path (as Landlock sees
+// it, beneath its real path), through the rules decided at startup: false when commands
+// are not confined to paths, which says nothing of what unconfined commands may read.
+func (p *Policy) CanRead(path string) bool {
+	if !p.paths {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	} else if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	for _, r := range p.rules {
+		if r.access != list && within(path, r.path) {
+			return true
+		}
+	}
+	return false
+}
+
 // ABI returns the Landlock ABI version in use: 0 when Landlock is not available.
 func (p *Policy) ABI() int { return p.abi }
 

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +215,39 @@ func TestStreamsBounded(t *testing.T) {
 	for range streamsPerSession {
 		if code := <-done; code != http.StatusOK {
 			t.Errorf("a request within the bound = %d", code)
+		}
+	}
+}
+
+// TestTokenFileReadableWarned: a server whose confined commands can read its token file
+// warns at startup; one whose token file lies out of their reach does not.
+func TestTokenFileReadableWarned(t *testing.T) {
+	t.Parallel()
+	if confine.KernelABI() < 1 {
+		t.Skip("no Landlock")
+	}
+	for _, c := range []struct {
+		dir  string
+		warn bool
+	}{{"workdir", true}, {"private", false}} {
+		cfg := newConfig(t)
+		cfg.AllowDirs = []string{cfg.Workdir}
+		dir := t.TempDir()
+		if c.dir == "workdir" {
+			dir = cfg.Workdir
+		}
+		cfg.Token, cfg.TokenFile = "tok-file", filepath.Join(dir, "token")
+		if err := os.WriteFile(cfg.TokenFile, []byte(cfg.Token), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		srv, err := New(&cfg, slog.New(slog.NewTextHandler(&log, nil)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Close()
+		if got := strings.Contains(log.String(), "confined commands can read the token file"); got != c.warn {
+			t.Errorf("token file in the %s: warned %v, want %v; log:\n%s", c.dir, got, c.warn, log.String())
 		}
 	}
 }
