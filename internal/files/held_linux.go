@@ -27,10 +27,17 @@ func heldForWriting(path string, old fs.FileInfo) string {
 		path = real
 	}
 	var held []string
+	self, _ := os.Readlink("/proc/self/exe")
 	queue := children(os.Getpid())
 	for seen := 0; len(queue) > 0 && seen < maxHolderScan; seen++ {
 		pid := queue[0]
 		queue = append(queue[1:], children(pid)...)
+		// A process still running Boris's program is a launcher, or a child forked an
+		// instant ago that holds copies of Boris's own descriptors (a file being written,
+		// say) until it runs its program: neither writes to the user's files.
+		if exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); exe == self {
+			continue
+		}
 		if writesTo(pid, path, st.Dev, st.Ino) {
 			held = append(held, fmt.Sprintf("pid %d (%s)", pid, comm(pid)))
 		}
