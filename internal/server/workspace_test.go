@@ -351,3 +351,35 @@ func TestWorkspaceOwnerQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyWorkspaceKept: a client at its share of workspaces whose workspace runs a
+// background task is refused a new one; the task's workspace is not closed for it.
+func TestBusyWorkspaceKept(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.MaxSessions = 4 // one workspace a client
+	_, ts := start(t, cfg)
+	busy, err := dialStateless(t, ts.URL, named{"busy", http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := busy.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 300", "run_in_background": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %s", err, text(res))
+	}
+	next, err := dialStateless(t, ts.URL, named{"next", http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = next.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "background task running") {
+		t.Errorf("a new workspace past the client's share: %v %s; want it refused", err, text(res))
+	}
+	if got := bashText(t, busy, "jobs; echo alive"); !strings.Contains(got, "alive") {
+		t.Errorf("the busy workspace: %q", got)
+	}
+	res, err = busy.CallTool(t.Context(), &mcp.CallToolParams{Name: "task_list", Arguments: map[string]any{}})
+	if err != nil || !strings.Contains(text(res), "running") {
+		t.Errorf("the busy workspace's task after another name was refused: %v %s", err, text(res))
+	}
+}
