@@ -362,7 +362,7 @@ func (p *Policy) String() string {
 		parts = append(parts, "paths not confined ("+p.why+")")
 	}
 	if p.network {
-		parts = append(parts, "no TCP connect or bind")
+		parts = append(parts, "no TCP connect or bind, and no sockets but UNIX, netlink, TCP and UDP ones")
 	}
 	if p.scopeSignal {
 		parts = append(parts, "no signals outside the session")
