@@ -312,7 +312,7 @@ func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
 		log.Warn("confined commands can read the token file, and with it act as any client: keep it outside the directories they may read (the allowed directories, /etc and the other system directories; see the startup rules), for example in a directory of its own under the home directory of a user that runs only Boris",
 			"token_file", cfg.TokenFile)
 	}
-		if !p.Paths() && (len(cfg.ConfineRead) > 0 || len(cfg.ConfineWrite) > 0) {
+	if !p.Paths() && (len(cfg.ConfineRead) > 0 || len(cfg.ConfineWrite) > 0) {
 		log.Warn("--confine-read and --confine-write have no effect: commands are not confined to paths", "reason", p.Why())
 	}
 }
