@@ -62,7 +62,8 @@ type Config struct {
 	ProgressDelay, ProgressInterval, ProgressQuiet time.Duration
 
 	Token               string
-	TokenGenerated      bool // Token came from --generate-token
+	TokenGenerated      bool   // Token came from --generate-token
+	TokenFile           string // the file Token was read from (--token-file), "~/" expanded
 	AllowOrigins        []string
 	InsecureNoAuth      bool // listen on a non-loopback address without a token
 	MaxRequestBytes     int64
@@ -403,11 +404,17 @@ func (c *cli) token(cfg *Config, getenv func(string) string) error {
 		if c.Token != "" || c.GenerateToken {
 			return errors.New("--token-file given with --token or --generate-token: choose one")
 		}
-		tok, err := readToken(c.TokenFile, getenv)
+		path := c.TokenFile
+		if path == "~" || strings.HasPrefix(path, "~/") {
+			if home := getenv("HOME"); home != "" {
+				path = filepath.Join(home, path[1:])
+			}
+		}
+		tok, err := readToken(path)
 		if err != nil {
 			return err
 		}
-		cfg.Token = tok
+		cfg.Token, cfg.TokenFile = tok, path
 	}
 	if c.GenerateToken {
 		cfg.Token = newToken()
@@ -424,12 +431,7 @@ const maxTokenFile = 64 << 10
 
 // readToken reads the bearer token from path: its content, trimmed of surrounding white
 // space, which must be one non-empty line.
-func readToken(path string, getenv func(string) string) (string, error) {
-	if path == "~" || strings.HasPrefix(path, "~/") {
-		if home := getenv("HOME"); home != "" {
-			path = filepath.Join(home, path[1:])
-		}
-	}
+func readToken(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
