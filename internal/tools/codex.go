@@ -296,6 +296,11 @@ func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tas
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
+	return execSnapshot(t, start, snap, notes)
+}
+
+// execSnapshot is the exec result of task t, begun at start, showing snap.
+func execSnapshot(t *tasks.Task, start time.Time, snap tasks.Snapshot, notes []string) (*mcp.CallToolResult, *ExecResult, error) {
 	out := &ExecResult{WallTime: time.Since(start).Seconds(), Status: snap.Status}
 	if res, ok := t.Result(); ok && !snap.Running {
 		out.ExitCode = &res.ExitCode
@@ -306,11 +311,11 @@ func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tas
 	out.OriginalTokenCount = (full + charsPerToken - 1) / charsPerToken
 	var o strings.Builder
 	if snap.Stderr.Text == "" {
-		var notes []string
+		var cut []string
 		for _, n := range omitted(snap.Stdout, snap.Stderr) {
-			notes = append(notes, "cut: "+n)
+			cut = append(cut, "cut: "+n)
 		}
-		bothEnds(&o, notes, func(b *strings.Builder) { b.WriteString(snap.Stdout.Text) })
+		bothEnds(&o, cut, func(b *strings.Builder) { b.WriteString(snap.Stdout.Text) })
 	} else {
 		writeStreams(&o, snap.Stdout.Text, snap.Stderr.Text, omitted(snap.Stdout, snap.Stderr))
 	}
