@@ -20,6 +20,7 @@ const maxWait = 600_000 * time.Millisecond
 type TaskOutputArgs struct {
 	TaskID string `json:"task_id" jsonschema:"The task_id returned by bash with run_in_background."`
 	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"If there is no new output yet, wait up to this many milliseconds for some, or for the task to end (default 0: return at once; at most 600000)."`
+	Until  string `json:"until,omitempty" jsonschema:"A regular expression (RE2, such as 'Listening on|error'): wait until a line of new output matches it or the task ends, up to wait_ms (default: the bash timeout), and show the matching line first."`
 }
 
 // TaskIDArgs name one task.
@@ -94,9 +95,13 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
+	in.TaskID = localTaskID(in.TaskID)
+	wait := h.boundWait(time.Duration(in.WaitMS)*time.Millisecond, in.Until != "")
 	if tok := req.Params.GetProgressToken(); tok != nil && wait > 0 {
 		defer h.stillWaiting(ctx, req, tok)()
+	}
+	if in.Until != "" {
+		return h.readUntil(ctx, sess, in.TaskID, in.Until, wait)
 	}
 	return h.readTask(ctx, sess, in.TaskID, wait)
 }
@@ -106,6 +111,7 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if err != nil {
 		return nil, nil, err
 	}
+	in.TaskID = localTaskID(in.TaskID)
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
