@@ -66,7 +66,7 @@ func addTaskOutput(s *mcp.Server, h *handlers) {
 		Name: "task_output",
 		Description: `Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
-Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop. Each stream's new output has a budget of 30000 characters; past it the head and tail are shown with a marker naming the file that holds the full output. Finished tasks are kept for a while after they end, then forgotten.`,
+Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop; set until to a regular expression to wait for a line that matches it (such as until 'Listening on|error' after starting a server), which is shown first. Each stream's new output has a budget of 30000 characters; past it the head and tail are shown with a marker naming the file that holds the full output. Finished tasks are kept for a while after they end, then forgotten.`,
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
 	}, h.taskOutput)
 }
