@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // toolCall is one step of a fakeModel's script: the tool it calls and the
@@ -37,6 +38,9 @@ type fakeModel struct {
 	mu      sync.Mutex
 	results map[int]toolResult
 	missing []string // scripted tools Claude Code did not offer
+	texts   []string // the text of the user messages of agent-loop requests, as first seen
+	seen    map[string]bool
+	changed chan struct{} // closed and replaced whenever a request arrives
 }
 
 // finalText is the fake model's last answer, once every call has a result.
@@ -49,7 +53,7 @@ type toolResult struct {
 }
 
 func newFakeModel(t *testing.T, script ...toolCall) (*fakeModel, string) {
-	m := &fakeModel{t: t, script: script, results: map[int]toolResult{}}
+	m := &fakeModel{t: t, script: script, results: map[int]toolResult{}, seen: map[string]bool{}, changed: make(chan struct{})}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return m, srv.URL
@@ -122,6 +126,7 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	m.t.Logf("fake model: %s stream=%v messages=%d tools=%v", req.Model, req.Stream, len(req.Messages), names)
 	agentLoop := len(req.Tools) > 0
+	defer m.signal()
 	if !agentLoop {
 		answer(w, req, contentBlock{Type: "text", Text: "ok"}, "end_turn")
 		return
@@ -131,8 +136,12 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	// the next step of the script.
 	done := 0
 	for _, msg := range req.Messages {
+		if msg.Role != "user" {
+			continue
+		}
+		m.recordText(msg.Content)
 		var blocks []contentBlock
-		if msg.Role != "user" || json.Unmarshal(msg.Content, &blocks) != nil {
+		if json.Unmarshal(msg.Content, &blocks) != nil {
 			continue // plain string content
 		}
 		for _, b := range blocks {
@@ -169,6 +178,56 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer(w, req, contentBlock{Type: "text", Text: finalText}, "end_turn")
+}
+
+// recordText keeps the text of a user message the first time it is seen.
+func (m *fakeModel) recordText(raw json.RawMessage) {
+	text := resultText(raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.seen[text] {
+		m.seen[text] = true
+		m.texts = append(m.texts, text)
+	}
+}
+
+func (m *fakeModel) signal() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// await waits until cond, checked whenever a request has been answered, holds, and
+// reports whether it did within d.
+func (m *fakeModel) await(d time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		m.mu.Lock()
+		ch := m.changed
+		m.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return cond()
+		}
+	}
+}
+
+// userText returns the first user message text seen that contains want.
+func (m *fakeModel) userText(want string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.texts {
+		if strings.Contains(s, want) {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 // resultText joins the text of a tool_result's content, which is either a
