@@ -18,6 +18,8 @@ import (
 type toolCall struct {
 	Name  string
 	Input map[string]any
+	// After, if set, makes the input from the text of the previous step's result.
+	After func(previous string) map[string]any
 }
 
 // fakeModel is a stand-in for the Anthropic Messages API. The agent loop's
@@ -173,6 +175,10 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 			}
 			answer(w, req, contentBlock{Type: "text", Text: "The tool is missing."}, "end_turn")
 			return
+		}
+		if step.After != nil {
+			previous, _ := m.result(done - 1)
+			step.Input = step.After(previous.Text)
 		}
 		answer(w, req, contentBlock{Type: "tool_use", ID: fmt.Sprintf("toolu_boris_%d", done)}, "tool_use", step)
 		return

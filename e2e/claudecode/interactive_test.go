@@ -8,12 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // tasksVersion is the first Claude Code release that speaks MCP Tasks (in its interactive
@@ -222,4 +225,39 @@ func TestInteractiveForegroundTask(t *testing.T) {
 	t.Parallel()
 	interactiveTaskRun(t, func(dir string) map[string]any { return stdioServer(t, dir, "--task-after", "1") },
 		map[string]any{"command": "sleep 3; echo foreground-task-done"}, "foreground-task-done")
+}
+
+// stopHint is how Claude Code tells the model to stop a call that went to the background.
+var stopHint = regexp.MustCompile(`TaskStop with task_id "([^"]+)"`)
+
+// TestInteractiveTaskStop: the model stops a task with Claude Code's TaskStop, which
+// sends tasks/cancel: the command stops.
+func TestInteractiveTaskStop(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t)
+	pidFile := filepath.Join(dir, "pid")
+	testutil.Fifo(t, pidFile)
+	m, url := newFakeModel(t,
+		toolCall{Name: "mcp__boris__bash", Input: map[string]any{"command": "echo $$ > pid; exec sleep 600", "run_in_background": true}},
+		toolCall{Name: "TaskStop", After: func(previous string) map[string]any {
+			id := ""
+			if m := stopHint.FindStringSubmatch(previous); m != nil {
+				id = m[1]
+			}
+			return map[string]any{"task_id": id}
+		}},
+	)
+	runInteractive(t, url, stdioServer(t, dir), "Follow the script.")
+	pid, err := strconv.Atoi(strings.TrimSpace(testutil.ReadFifo(t, pidFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.await(2*time.Minute, func() bool { _, ok := m.result(1); return ok }) {
+		t.Fatal("the model never received TaskStop's tool_result")
+	}
+	r, _ := m.result(1)
+	t.Logf("TaskStop: %s", r.Text)
+	if !testutil.Exited(pid, time.Now().Add(testutil.Within)) {
+		t.Errorf("the command (pid %d) still runs after TaskStop", pid)
+	}
 }

@@ -259,7 +259,7 @@ func TestTasksBackground(t *testing.T) {
 			if got := getTask(t, c, created.TaskID); got.Status != "working" || got.ResultType != "complete" || got.Result != nil {
 				t.Errorf("tasks/get while it runs = %+v, want working with no result", got)
 			}
-			if got := toolText(t, c, "task_output", map[string]any{"task_id": local}); !strings.Contains(got, "started") {
+			if got := toolText(t, c, "task_output", map[string]any{"task_id": local, "wait_ms": 10000}); !strings.Contains(got, "started") {
 				t.Errorf("task_output of %s = %q, want its output so far", local, got)
 			}
 			if err := os.WriteFile(release, []byte("now\n"), 0o600); err != nil {
@@ -286,7 +286,7 @@ func TestTasksBackground(t *testing.T) {
 func TestTasksForeground(t *testing.T) {
 	t.Parallel()
 	cfg := tasksConfig(t)
-	cfg.TaskAfter = 200 * time.Millisecond
+	cfg.TaskAfter = 2 * time.Second // long enough for the short commands on a loaded machine
 	srv, _ := start(t, cfg)
 	c := dialMem(t, srv)
 	if got, raw := bashCall(t, c, true, map[string]any{"command": "cd /; echo quick"}); got.ResultType == "task" || !strings.Contains(string(raw), "quick") {
@@ -316,7 +316,7 @@ func TestTasksForeground(t *testing.T) {
 	// Undeclared: inline, after the threshold too, and tasks/get is refused.
 	testutil.Fifo(t, release+"2")
 	go func() { _ = os.WriteFile(release+"2", []byte("late\n"), 0o600) }()
-	got, raw := bashCall(t, c, false, map[string]any{"command": "sleep 0.4; read x < " + release + "2; echo got $x"})
+	got, raw := bashCall(t, c, false, map[string]any{"command": "sleep 2.5; read x < " + release + "2; echo got $x"})
 	if got.ResultType == "task" || !strings.Contains(string(raw), "got late") {
 		t.Errorf("undeclared long command = %s, want an inline result", raw)
 	}

@@ -228,7 +228,7 @@ func (h *handlers) startTask(ctx context.Context, sess *session.Session, c sessi
 		return nil, nil, taskError(err, sess, h.face())
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
-	h.offerTask(ctx, sess, t, 0)
+	h.offerTask(ctx, t, 0)
 	out.TaskID, out.Cwd = t.ID, dir
 	f := h.face()
 	out.Hint = fmt.Sprintf("started in the background in %s. Read its output with %s (%s %q%s); stop it with %s.", dir, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill)

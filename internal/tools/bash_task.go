@@ -56,17 +56,24 @@ func (h *handlers) run(ctx context.Context, sess *session.Session, c session.Com
 // ends; else the result gives the task's id, its output so far and how to follow it.
 func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks.Task, after, timeout time.Duration, out *BashResult) (*mcp.CallToolResult, *BashResult, error) {
 	setOutcome(ctx, "backgrounded")
-	h.offerTask(ctx, sess, t, timeout)
 	f := h.face()
-	snap, err := sess.Tasks.Output(ctx, t.ID, 0, shell.DefaultBudget, f.omitted)
-	if err != nil {
-		return nil, nil, taskError(err, sess, f)
+	var stdout, stderr shell.Excerpt
+	if h.offerTask(ctx, t, timeout) {
+		// The client gets the task and, at its end, the whole output: task_output is
+		// left to start from the beginning.
+		stdout, stderr = t.Output(shell.DefaultBudget, f.omitted)
+	} else {
+		snap, err := sess.Tasks.Output(ctx, t.ID, 0, shell.DefaultBudget, f.omitted)
+		if err != nil {
+			return nil, nil, taskError(err, sess, f)
+		}
+		stdout, stderr = snap.Stdout, snap.Stderr
 	}
 	out.TaskID = t.ID
 	out.Hint = fmt.Sprintf("still running after %s, so it goes on in the background as task %s rather than reach the client's time limit. Read what it prints next with %s (%s %q%s); stop it with %s. Its timeout of %d ms still applies; its cd and export will not carry over to later commands.",
 		after.Round(time.Millisecond), t.ID, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill, timeout.Milliseconds())
-	out.Stdout, out.StdoutTruncated, out.StdoutFile = snap.Stdout.Text, snap.Stdout.Truncated, snap.Stdout.SpillPath
-	out.Stderr, out.StderrTruncated, out.StderrFile = snap.Stderr.Text, snap.Stderr.Truncated, snap.Stderr.SpillPath
+	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
+	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n%s\n", f.taskIDArg, t.ID, out.Hint)
 	for _, n := range out.Notes {
@@ -79,17 +86,19 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 	return text(b.String()), out, nil
 }
 
-// offerTask makes the call an MCP task standing for t, if the call may become one.
-func (h *handlers) offerTask(ctx context.Context, sess *session.Session, t *tasks.Task, timeout time.Duration) {
-	if o := mcptask.OfferFrom(ctx); o != nil {
-		o.Accept(t.ID, &taskWork{h: h, sess: sess, t: t, timeout: timeout})
+// offerTask makes the call an MCP task standing for t, if the call may become one, and
+// reports whether it did.
+func (h *handlers) offerTask(ctx context.Context, t *tasks.Task, timeout time.Duration) bool {
+	o := mcptask.OfferFrom(ctx)
+	if o != nil {
+		o.Accept(t.ID, &taskWork{h: h, t: t, timeout: timeout})
 	}
+	return o != nil
 }
 
 // taskWork is a background task as the MCP task it became.
 type taskWork struct {
 	h       *handlers
-	sess    *session.Session
 	t       *tasks.Task
 	timeout time.Duration // the command's timeout; 0 for one started in the background
 }
