@@ -36,6 +36,12 @@ type fakeModel struct {
 	// expectMissing makes a scripted tool that Claude Code does not offer
 	// a finding to check rather than an error.
 	expectMissing bool
+	// early makes a scripted tool not offered yet (an interactive session takes
+	// a prompt before its MCP servers' tools are listed) an answer asking for
+	// the prompt again, counted in tooEarly.
+	early    bool // guarded by mu, as the rest
+	tooEarly int
+	asked    int // how many scripted calls the model has made
 
 	mu      sync.Mutex
 	results map[int]toolResult
@@ -166,6 +172,16 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	if done < len(m.script) {
 		step := m.script[done]
+		m.mu.Lock()
+		early := m.early && done == 0 && !slices.Contains(names, step.Name)
+		if early {
+			m.tooEarly++
+		}
+		m.mu.Unlock()
+		if early {
+			answer(w, req, contentBlock{Type: "text", Text: "The tools are not there yet."}, "end_turn")
+			return
+		}
 		if !slices.Contains(names, step.Name) {
 			m.mu.Lock()
 			m.missing = append(m.missing, step.Name)
@@ -176,6 +192,9 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 			answer(w, req, contentBlock{Type: "text", Text: "The tool is missing."}, "end_turn")
 			return
 		}
+		m.mu.Lock()
+		m.asked = max(m.asked, done+1)
+		m.mu.Unlock()
 		if step.After != nil {
 			previous, _ := m.result(done - 1)
 			step.Input = step.After(previous.Text)
@@ -222,6 +241,27 @@ func (m *fakeModel) await(d time.Duration, cond func() bool) bool {
 			return cond()
 		}
 	}
+}
+
+// requested reports whether the model has made script step i's call.
+func (m *fakeModel) requested(i int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.asked > i
+}
+
+// allowEarly sets early.
+func (m *fakeModel) allowEarly() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.early = true
+}
+
+// earlyAnswers is how many prompts came before the scripted tool was offered.
+func (m *fakeModel) earlyAnswers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tooEarly
 }
 
 // userText returns the first user message text seen that contains want.

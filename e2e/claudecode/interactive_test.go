@@ -111,12 +111,13 @@ func (term *terminal) text() string {
 // screen text is compared without them.
 func squeezed(s string) string { return strings.Join(strings.Fields(s), "") }
 
-// runInteractive starts Claude Code's interactive session under a pseudo-terminal, and
-// once Boris is connected types prompt as its first message, against the fake model at baseURL and with Boris as the
-// MCP server "boris". The first-run dialogs (onboarding, trusting the folder, using the
-// API key) are answered in advance in its ~/.claude.json. The session is killed when the
-// test ends.
-func runInteractive(t *testing.T, baseURL string, mcpServer map[string]any, prompt string) *terminal {
+// runInteractive starts Claude Code's interactive session under a pseudo-terminal against
+// the fake model m at baseURL, with Boris as the MCP server "boris", and types prompt as
+// its first message once Boris is connected, again until m's script can start (the
+// session takes a prompt before it has listed the server's tools). The first-run dialogs
+// (onboarding, trusting the folder, using the API key) are answered in advance in its
+// ~/.claude.json. The session is killed when the test ends.
+func runInteractive(t *testing.T, m *fakeModel, baseURL string, mcpServer map[string]any, prompt string) *terminal {
 	t.Helper()
 	bin := claude(t)
 	if out, err := exec.Command(bin, "--version").Output(); err != nil || !strings.Contains(string(out), tasksVersion) {
@@ -180,8 +181,21 @@ func runInteractive(t *testing.T, baseURL string, mcpServer map[string]any, prom
 	})
 	term.waitScreen("❯", time.Minute)
 	term.waitLog(`Server "boris" connected`, time.Minute)
-	term.typeLine(prompt)
-	return term
+	m.allowEarly()
+	for try := 0; ; try++ {
+		term.typeLine(prompt)
+		started := m.await(time.Minute, func() bool { return m.earlyAnswers() > try || m.requested(0) })
+		if !started {
+			t.Fatal("the model was not asked anything within a minute of the prompt")
+		}
+		if m.requested(0) {
+			return term
+		}
+		if try == 5 {
+			t.Fatalf("Claude Code still does not offer Boris's tools after %d prompts", try+1)
+		}
+		term.waitScreen("The tools are not there yet.", time.Minute)
+	}
 }
 
 // interactiveTaskRun drives a Claude Code interactive session whose model calls bash once
@@ -191,7 +205,7 @@ func runInteractive(t *testing.T, baseURL string, mcpServer map[string]any, prom
 func interactiveTaskRun(t *testing.T, mcpServer func(dir string) map[string]any, input map[string]any, marker string) {
 	dir := workspace(t)
 	m, url := newFakeModel(t, toolCall{Name: "mcp__boris__bash", Input: input})
-	runInteractive(t, url, mcpServer(dir), "Follow the script.")
+	runInteractive(t, m, url, mcpServer(dir), "Follow the script.")
 	if !m.await(2*time.Minute, func() bool { _, ok := m.result(0); return ok }) {
 		t.Fatal("the model never received the bash call's tool_result")
 	}
@@ -247,7 +261,7 @@ func TestInteractiveTaskStop(t *testing.T) {
 			return map[string]any{"task_id": id}
 		}},
 	)
-	runInteractive(t, url, stdioServer(t, dir), "Follow the script.")
+	runInteractive(t, m, url, stdioServer(t, dir), "Follow the script.")
 	pid, err := strconv.Atoi(strings.TrimSpace(testutil.ReadFifo(t, pidFile)))
 	if err != nil {
 		t.Fatal(err)
