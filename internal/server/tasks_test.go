@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -438,5 +439,30 @@ func TestTasksDiscover(t *testing.T) {
 	}
 	if _, ok := res.Capabilities.Extensions[tasksExt]; !ok {
 		t.Errorf("server/discover = %s, want the %s extension", raw, tasksExt)
+	}
+}
+
+// TestTasksLargeResult: a task's result keeps the budget of an inline one: the head and
+// tail of a long output around a marker naming the file that holds all of it.
+func TestTasksLargeResult(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, tasksConfig(t))
+	c := dialMem(t, srv)
+	created, _ := bashCall(t, c, true, map[string]any{"command": "seq 1 200000", "run_in_background": true})
+	awaitEnd(t, c, created.TaskID)
+	done := getTask(t, c, created.TaskID)
+	if done.Status != "completed" || done.Result == nil {
+		t.Fatalf("tasks/get = %+v, want completed", done)
+	}
+	text := done.Result.Content[0].(*mcp.TextContent).Text
+	if len(text) > 40_000 || !strings.Contains(text, "stdout:\n1\n2\n") || !strings.Contains(text, "\n200000\n") || !strings.Contains(text, "characters omitted") {
+		t.Fatalf("task result (%d bytes) is not the head and tail of the output around a marker:\n%.2000s", len(text), text)
+	}
+	m := regexp.MustCompile(`(/\S+\.stdout)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the marker names no file holding the output: %.2000s", text)
+	}
+	if b, err := os.ReadFile(m[1]); err != nil || !strings.HasSuffix(string(b), "\n199999\n200000\n") {
+		t.Errorf("the spill file %s: %v, %d bytes", m[1], err, len(b))
 	}
 }
