@@ -78,9 +78,10 @@ func TestCallDeadline(t *testing.T) {
 	if out.TaskID == "" || out.ExitCode != nil || !strings.Contains(text, "task_id: "+out.TaskID) || !strings.Contains(text, "output so far:\nstdout:\nbegun\n") {
 		t.Fatalf("a command past the deadline returned %q, want its task id and output so far", text)
 	}
-	if took >= cfg.CallDeadline {
-		t.Errorf("the call returned after %v, not before the %v deadline", took, cfg.CallDeadline)
-	}
+	// The command runs until the test releases it, after the call: the call returned
+	// without waiting for it. When is not checked (it is 2 s, then the time to answer,
+	// which a loaded machine stretches); it is logged.
+	t.Logf("the call returned after %v, with a deadline of %v", took, cfg.CallDeadline)
 	if err := os.WriteFile(release, []byte("now\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
