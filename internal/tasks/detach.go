@@ -100,11 +100,12 @@ func (t *Task) Stop(cause error) {
 	cancel(cause)
 }
 
-// Output returns t's whole output so far within budget characters per stream, as a
-// foreground command's result shows it, without moving the marks [Manager.Output] reads
-// from.
+// Output returns t's whole output so far within budget characters for both streams
+// together (see [shell.Split]), as a foreground command's result shows it, without moving
+// the marks [Manager.Output] reads from.
 func (t *Task) Output(budget int, hint shell.Hint) (stdout, stderr shell.Excerpt) {
-	return t.proc.Stdout.Text(budget, hint), t.proc.Stderr.Text(budget, hint)
+	outBudget, errBudget := shell.Split(budget, t.proc.Stdout.End().Chars, t.proc.Stderr.End().Chars)
+	return t.proc.Stdout.Text(outBudget, hint), t.proc.Stderr.Text(errBudget, hint)
 }
 
 // Process returns the command's process, for the caller of [Manager.StartForeground] to

@@ -61,9 +61,9 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 	if h.offerTask(ctx, t, timeout) {
 		// The client gets the task and, at its end, the whole output: task_output is
 		// left to start from the beginning.
-		stdout, stderr = t.Output(shell.DefaultBudget, f.omitted)
+		stdout, stderr = t.Output(h.contentBudget(), f.omitted)
 	} else {
-		snap, err := sess.Tasks.Output(ctx, t.ID, 0, shell.DefaultBudget, f.omitted)
+		snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.contentBudget(), f.omitted)
 		if err != nil {
 			return nil, nil, taskError(err, sess, f)
 		}
@@ -74,6 +74,7 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 		after.Round(time.Millisecond), t.ID, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill, timeout.Milliseconds())
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = stdout.Text, stdout.Truncated, stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = stderr.Text, stderr.Truncated, stderr.SpillPath
+	out.Omitted = omitted(stdout, stderr)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n%s\n", f.taskIDArg, t.ID, out.Hint)
 	for _, n := range out.Notes {
@@ -82,7 +83,7 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 	if out.Stdout != "" || out.Stderr != "" {
 		b.WriteString("output so far:\n")
 	}
-	writeStreams(&b, out.Stdout, out.Stderr)
+	writeStreams(&b, out.Stdout, out.Stderr, out.Omitted)
 	return text(b.String()), out, nil
 }
 
@@ -112,7 +113,7 @@ func (w *taskWork) Cancel()               { w.t.Stop(tasks.ErrCancelled) }
 func (w *taskWork) Result() *mcp.CallToolResult {
 	res, _ := w.t.Result()
 	f := w.h.face()
-	stdout, stderr := w.t.Output(shell.DefaultBudget, f.omitted)
+	stdout, stderr := w.t.Output(w.h.contentBudget(), f.omitted)
 	out := &BashResult{TaskID: w.t.ID}
 	ctx := context.Background()
 	w.h.bashResult(ctx, &session.Ran{Result: res, Stdout: stdout, Stderr: stderr}, w.timeout, out)
