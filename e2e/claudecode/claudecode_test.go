@@ -24,7 +24,7 @@ import (
 )
 
 // claudeVersion is the Claude Code release these checks were written against.
-const claudeVersion = "2.1.330"
+const claudeVersion = "2.1.332"
 
 var (
 	buildOnce sync.Once

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -57,6 +58,8 @@ type Server struct {
 	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
 
 	beforeCalls func() // see BeforeCalls
+
+	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -132,6 +135,7 @@ func (s *Server) startMCP() {
 	// its state, or each would get a state of its own.
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.startWatch()
+	s.startTasks()
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
 }
 
