@@ -41,7 +41,7 @@ func (s *Server) taskRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		if p := s.postOf(req); p != nil && p.workspace != "" && ss != nil {
-			release, err := s.bindWorkspace(ss, p.workspace, nil)
+			release, err := s.bindWorkspace(ss, p.workspace, p.owner, nil)
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
