@@ -27,7 +27,8 @@ func auditShown(arg string) bool {
 }
 
 // audit logs every tool call at info level: session, tool, a short argument summary,
-// duration and outcome.
+// duration and outcome (ok, an error code, a command's non-zero exit status or signal, a
+// timeout or a cancel).
 func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
@@ -56,7 +57,7 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		s.log.Info("tool call", "session", sid, "tool", call.Params.Name,
-			"args", summarize(call.Params.Arguments, s.cfg.Token),
+			summarize(call.Params.Arguments, s.cfg.Token),
 			"duration_ms", time.Since(start).Milliseconds(), "outcome", outcome)
 		return res, err
 	}
@@ -66,19 +67,66 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 // arguments must not write a line of megabytes.
 const maxAuditArgs = 4 << 10
 
-// summarize renders raw tool arguments for the log, keeping it short and free of secrets.
-// The token is taken out of every value before it is encoded, so that characters JSON
-// escapes (<, >, &, ") cannot hide it; the whole summary is cut at maxAuditArgs bytes.
-func summarize(raw json.RawMessage, token string) string {
-	s := summarizeArgs(raw, token)
-	if len(s) > maxAuditArgs {
-		cut := maxAuditArgs
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
+// summarize renders raw tool arguments for the log as the attributes of one group, each
+// value as it was sent (a command as written, so that the log handler escapes it once),
+// keeping it short and free of secrets: the token is taken out of every value and name,
+// file contents and edit strings are logged only as their length, long values are cut,
+// and past maxAuditArgs bytes in all the remaining arguments are only counted.
+func summarize(raw json.RawMessage, token string) slog.Attr {
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return slog.String("args", fmt.Sprintf("(%d bytes, not an object)", len(raw)))
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	attrs := make([]any, 0, len(keys))
+	n := 0
+	for i, k := range keys {
+		name := redact(k, token).(string)
+		if len(name) > 100 {
+			name = fmt.Sprintf("(a %d-byte name)", len(name))
+		}
+		val := auditValue(k, args[k], token)
+		if n += len(name) + len(val) + 4; n > maxAuditArgs-64 {
+			attrs = append(attrs, slog.Int("more_arguments", len(keys)-i))
+			break
+		}
+		attrs = append(attrs, slog.String(name, val))
+	}
+	return slog.Group("args", attrs...)
+}
+
+// auditValue is how the log shows the value of the argument named arg: a string as it is,
+// anything else as JSON, cut at 200 bytes; a value not shown, as its length.
+func auditValue(arg string, v any, token string) string {
+	if !auditShown(arg) {
+		if str, ok := v.(string); ok {
+			return fmt.Sprintf("(%d chars)", utf8.RuneCountInString(str))
+		}
+		return "(…)"
+	}
+	val, ok := redact(v, token).(string)
+	if !ok {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(redact(v, token))
+		val = strings.TrimSuffix(b.String(), "\n")
+		if token != "" {
+			val = strings.ReplaceAll(val, token, "[token]") // a token of digits, in a number
+		}
+	}
+	if len(val) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(val[cut]) {
 			cut--
 		}
-		s = fmt.Sprintf("%s… (summary cut: %d of %d bytes shown)", s[:cut], cut, len(s))
+		val = val[:cut] + "…"
 	}
-	return s
+	return val
 }
 
 // redact replaces every occurrence of token in the strings inside v.
@@ -103,53 +151,4 @@ func redact(v any, token string) any {
 		return out
 	}
 	return v
-}
-
-func summarizeArgs(raw json.RawMessage, token string) string {
-	var args map[string]any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return fmt.Sprintf("(%d bytes, not an object)", len(raw))
-	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	n := 0
-	for i, k := range keys {
-		name := redact(k, token).(string)
-		if len(name) > 100 {
-			name = fmt.Sprintf("(a %d-byte name)", len(name))
-		}
-		var part string
-		switch v := args[k]; {
-		case !auditShown(k):
-			if str, ok := v.(string); ok {
-				part = fmt.Sprintf("%s=(%d chars)", name, utf8.RuneCountInString(str))
-			} else {
-				part = name + "=(…)"
-			}
-		default:
-			b, _ := json.Marshal(redact(v, token))
-			val := string(b)
-			if token != "" {
-				val = strings.ReplaceAll(val, token, "[token]") // a token of digits, in a number
-			}
-			if len(val) > 200 {
-				cut := 200
-				for cut > 0 && !utf8.RuneStart(val[cut]) {
-					cut--
-				}
-				val = val[:cut] + "…"
-			}
-			part = name + "=" + val
-		}
-		if n += len(part) + 1; n > maxAuditArgs-64 {
-			parts = append(parts, fmt.Sprintf("(%d more arguments)", len(keys)-i))
-			break
-		}
-		parts = append(parts, part)
-	}
-	return strings.Join(parts, " ")
 }

@@ -68,7 +68,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.health)
 	s.mountWatch(mux)
 	mux.HandleFunc("/", s.notFound)
-	return s.checkHost(mux)
+	return s.logRefusals(s.checkHost(mux))
 }
 
 // notFound answers any other path with the ones this server has, for a person trying
