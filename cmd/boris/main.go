@@ -284,7 +284,7 @@ func (n *notifier) stop() {
 // heap nears it (a large file being edited, many sessions) rather than let it grow to the
 // container's hard limit. The collector otherwise runs at Go's default, GOGC=100: at 200
 // a call that starts no process cost about a third less CPU, for about 4 MiB more
-// resident memory (see the README's Performance section). Reading the container's limit
+// resident memory (see docs/performance.md). Reading the container's limit
 // from the cgroup files takes most of a millisecond, so it is done in the background.
 func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
