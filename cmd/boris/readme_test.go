@@ -29,8 +29,9 @@ import (
 //
 // A block that starts Boris in the background (a line "boris … &") is followed by a
 // wait for its "serving http" log line. The scripts run with HOME in a temporary
-// directory, "/path/to/project" standing for a temporary project, and port 8080 moved to
-// a free one. A section that uses a program this machine lacks is skipped: claude (fails
+// directory, "/path/to/project" standing for a temporary project, port 8080 moved to a
+// free one, and GOFLAGS=-trimpath, so that building in a new directory each time reuses
+// the build cache. A section that uses a program this machine lacks is skipped: claude (fails
 // with BORIS_E2E_CLAUDE=1), docker or podman without a daemon, or codex.
 
 // readmeBlock is one ```sh block of the README.
@@ -126,8 +127,8 @@ func copySources(t *testing.T) string {
 	return dst
 }
 
-// backgroundBoris matches a line that leaves Boris serving in the background.
-var backgroundBoris = regexp.MustCompile(`(?m)^\s*(\S*/)?(boris|docker run|podman run)\b.*&\s*(#.*)?$`)
+// background matches a line that ends by leaving a command running in the background.
+var background = regexp.MustCompile(`(?m)(^|[^&])&\s*(#.*)?$`)
 
 // script makes the section's bash script, and says which program it lacks, if any.
 func (s readmeSection) script(port int, project string) (string, []string, string) {
@@ -144,7 +145,7 @@ func (s readmeSection) script(port int, project string) (string, []string, strin
 			return "", nil, missing
 		}
 		fmt.Fprintf(&b, "echo '>>> README.md:%d' >&2\n%s\n", blk.line, text)
-		if backgroundBoris.MatchString(text) {
+		if background.MatchString(text) && strings.Contains(text, "boris") {
 			b.WriteString("read -r -t 60 _ <&3 || { echo 'readme-test: Boris did not start serving' >&2; exit 1; }\n")
 		}
 		expect = append(expect, blk.expect...)
@@ -183,7 +184,9 @@ func runSection(t *testing.T, sec readmeSection, work string) {
 		}
 		t.Skipf("the recipe needs %s, which this machine lacks", missing)
 	}
-	out, stderr, err := runScript(t, script, work, append(os.Environ(), "HOME="+home, "BORIS_PORT="+strconv.Itoa(port), "BORIS_TOKEN="))
+	out, stderr, err := runScript(t, script, work, append(os.Environ(), "HOME="+home, "BORIS_PORT="+strconv.Itoa(port), "BORIS_TOKEN=",
+		// Builds in the copy, whose path is new each time, then share the build cache.
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath")))
 	if err != nil {
 		t.Fatalf("the recipes of %q failed: %v\nstdout:\n%s\nstderr:\n%s", sec.title, err, out, stderr)
 	}
