@@ -15,17 +15,6 @@ import (
 	"github.com/mjkoo/boris/internal/tools"
 )
 
-// auditShown reports whether an argument's value is logged; file contents, edit strings
-// and anything else are logged only as their length.
-func auditShown(arg string) bool {
-	switch arg {
-	case "command", "path", "pattern", "glob", "type", "task_id", "view_range", "output_mode",
-		"timeout", "run_in_background", "replace_all", "insert_line":
-		return true
-	}
-	return false
-}
-
 // audit logs every tool call at info level: session, tool, a short argument summary,
 // duration and outcome (ok, an error code, a command's non-zero exit status or signal, a
 // timeout or a cancel).
@@ -57,7 +46,7 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		s.log.Info("tool call", "session", sid, "tool", call.Params.Name,
-			summarize(call.Params.Arguments, s.cfg.Token),
+			summarize(call.Params.Arguments, s.cfg.Token, tools.ViewCall(call.Params.Name, nil).Logged),
 			"duration_ms", time.Since(start).Milliseconds(), "outcome", outcome)
 		return res, err
 	}
@@ -70,9 +59,10 @@ const maxAuditArgs = 4 << 10
 // summarize renders raw tool arguments for the log as the attributes of one group, each
 // value as it was sent (a command as written, so that the log handler escapes it once),
 // keeping it short and free of secrets: the token is taken out of every value and name,
-// file contents and edit strings are logged only as their length, long values are cut,
-// and past maxAuditArgs bytes in all the remaining arguments are only counted.
-func summarize(raw json.RawMessage, token string) slog.Attr {
+// only the arguments the tool table marks as logged show their values (the others, such
+// as file contents and edit strings, only their length), long values are cut, and past
+// maxAuditArgs bytes in all the remaining arguments are only counted.
+func summarize(raw json.RawMessage, token string, logged func(arg string) bool) slog.Attr {
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return slog.String("args", fmt.Sprintf("(%d bytes, not an object)", len(raw)))
@@ -89,7 +79,7 @@ func summarize(raw json.RawMessage, token string) slog.Attr {
 		if len(name) > 100 {
 			name = fmt.Sprintf("(a %d-byte name)", len(name))
 		}
-		val := auditValue(k, args[k], token)
+		val := auditValue(args[k], logged(k), token)
 		if n += len(name) + len(val) + 4; n > maxAuditArgs-64 {
 			attrs = append(attrs, slog.Int("more_arguments", len(keys)-i))
 			break
@@ -99,10 +89,10 @@ func summarize(raw json.RawMessage, token string) slog.Attr {
 	return slog.Group("args", attrs...)
 }
 
-// auditValue is how the log shows the value of the argument named arg: a string as it is,
-// anything else as JSON, cut at 200 bytes; a value not shown, as its length.
-func auditValue(arg string, v any, token string) string {
-	if !auditShown(arg) {
+// auditValue is how the log shows an argument's value: a string as it is, anything else
+// as JSON, cut at 200 bytes; a value not shown, as its length.
+func auditValue(v any, shown bool, token string) string {
+	if !shown {
 		if str, ok := v.(string); ok {
 			return fmt.Sprintf("(%d chars)", utf8.RuneCountInString(str))
 		}
