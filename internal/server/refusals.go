@@ -34,10 +34,23 @@ func (s *Server) logRefusals(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &refusalRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		if rec.status >= 400 && rec.status < 500 && (r.URL.Path != "/" || rec.status != http.StatusNotFound) {
+		if refused(r, rec.status) {
 			rf.note(r, rec.status, rec.reason.String())
 		}
 	})
+}
+
+// refused reports whether a response with status refused the request: a 401 or 403
+// anywhere, an unknown session, or any other client error on /mcp. A 404 for another
+// path (a browser's /favicon.ico) is not a refusal.
+func refused(r *http.Request, status int) bool {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return true
+	case status == http.StatusNotFound:
+		return r.URL.Path == "/mcp" && r.Header.Get("Mcp-Session-Id") != ""
+	}
+	return status >= 400 && status < 500 && r.URL.Path == "/mcp"
 }
 
 // note logs one refusal unless the same client was told the same reason recently.

@@ -76,6 +76,12 @@ func TestRefusalsLogged(t *testing.T) {
 			}
 		}
 	}
+	// A path the server does not have is no refusal.
+	resp, err := http.Get(ts.URL + "/favicon.ico")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
 	got := logs.String()
 	for _, tc := range tests {
 		if n := strings.Count(got, tc.reason); n != 1 {
