@@ -30,8 +30,8 @@ import (
 // A block that starts Boris in the background (a line "boris … &") is followed by a
 // wait for its "serving http" log line. The scripts run with HOME in a temporary
 // directory, "/path/to/project" standing for a temporary project, port 8080 moved to a
-// free one, and GOFLAGS=-trimpath, so that building in a new directory each time reuses
-// the build cache. A section that uses a program this machine lacks is skipped: claude (fails
+// free one, Go's caches where they were, and GOFLAGS=-trimpath, so that building in a new
+// directory each time reuses the build cache. A section that uses a program this machine lacks is skipped: claude (fails
 // with BORIS_E2E_CLAUDE=1), docker or podman without a daemon, or codex.
 
 // readmeBlock is one ```sh block of the README.
@@ -184,9 +184,10 @@ func runSection(t *testing.T, sec readmeSection, work string) {
 		}
 		t.Skipf("the recipe needs %s, which this machine lacks", missing)
 	}
-	out, stderr, err := runScript(t, script, work, append(os.Environ(), "HOME="+home, "BORIS_PORT="+strconv.Itoa(port), "BORIS_TOKEN=",
+	env := append(os.Environ(), "HOME="+home, "BORIS_PORT="+strconv.Itoa(port), "BORIS_TOKEN=",
 		// Builds in the copy, whose path is new each time, then share the build cache.
-		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath")))
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
+	out, stderr, err := runScript(t, script, work, append(env, goCaches(t)...))
 	if err != nil {
 		t.Fatalf("the recipes of %q failed: %v\nstdout:\n%s\nstderr:\n%s", sec.title, err, out, stderr)
 	}
@@ -254,6 +255,20 @@ func runScript(t *testing.T, script, dir string, env []string) (string, string, 
 	}
 	out, _ := os.ReadFile(stdout.Name())
 	return string(out), stderr.String(), werr
+}
+
+// goCaches names Go's module and build caches as this process has them, which the
+// temporary HOME would otherwise move (and empty).
+func goCaches(t *testing.T) []string {
+	out, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(v) != 3 {
+		t.Fatalf("go env printed %q", out)
+	}
+	return []string{"GOPATH=" + v[0], "GOMODCACHE=" + v[1], "GOCACHE=" + v[2]}
 }
 
 // freePort returns a TCP port no one listens on now.
