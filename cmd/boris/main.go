@@ -103,7 +103,8 @@ func serveStdio(ctx context.Context, cfg *config.Config, srv *server.Server, log
 			return fmt.Errorf("--watch: listening on %s: %w", cfg.WatchAddr, err)
 		}
 		watchBase = baseURL(ln)
-		log.Info("serving the live view", "url", watchBase+"/watch", "token_required", cfg.Token != "")
+		log.Info("serving the live view", "url", watchBase+"/watch", "token_required", cfg.Token != "" || srv.WatchKey() != "")
+		printWatchKey(stderr, srv, strings.TrimPrefix(watchBase, "http://"))
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go func() {
@@ -129,6 +130,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, srv *server.Server, log 
 		watchURL = baseURL(ln) + "/watch"
 	}
 	printToken(stderr, cfg, baseURL(ln))
+	printWatchKey(stderr, srv, strings.TrimPrefix(baseURL(ln), "http://"))
 	log.Info("serving http", "url", baseURL(ln)+"/mcp", "watch", watchURL, "token_required", cfg.Token != "",
 		"version", cfg.Version, "workdir", cfg.Workdir, "stateless_only", cfg.Stateless, "landlock", confine.Describe())
 	err = srv.Serve(ctx, ln)
@@ -221,6 +223,15 @@ func printToken(stderr io.Writer, cfg *config.Config, base string) {
 	fmt.Fprintf(stderr, "boris: generated a bearer token; clients send 'Authorization: Bearer <token>'. Keep it in your shell with:\n  export BORIS_TOKEN=%s\n", cfg.Token)
 	if base != "" && !cfg.NoWatch {
 		fmt.Fprintf(stderr, "boris: live view: %s/watch?token=%s\n", base, cfg.Token)
+	}
+}
+
+// printWatchKey prints, once and straight to stderr (never through the logger), the
+// address that opens the live view with the key it needs on a server without a token
+// whose confined commands could reach it (see [server.Server.WatchKey]).
+func printWatchKey(stderr io.Writer, srv *server.Server, addr string) {
+	if key := srv.WatchKey(); key != "" {
+		fmt.Fprintf(stderr, "boris: commands are confined but may connect to this port, so the live view needs a key: open http://%s/watch?token=%s (boris watch --token %s)\n", addr, key, key)
 	}
 }
 
