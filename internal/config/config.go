@@ -146,7 +146,7 @@ var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 // variable in an envvar tag, read through the getenv given to [Parse] rather than the
 // process environment.
 type cli struct {
-	Transport       string        `help:"Transport: http or stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Transport       string        `help:"Transport: http or stdio. Unset, a pipe as stdin (a client starting Boris) means stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
 	Port            int           `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
 	Host            string        `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`

@@ -220,10 +220,11 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
 		}
 		s.publishSessionEnd(st)
-		s.log.Debug("session closed", "session", st.ID)
+		s.log.Info("session closed", "session", st.ID)
 	})
-	s.publishSession(st, s.cfg.Transport, clientOf(ss))
-	s.log.Debug("session opened", "session", id)
+	client := clientOf(ss)
+	s.publishSession(st, s.cfg.Transport, client)
+	s.log.Info("session opened", "session", id, "client", clientName(client))
 	return st, nil
 }
 

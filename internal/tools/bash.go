@@ -162,6 +162,12 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &ran.ExitCode, ran.Signal, ran.Duration.Milliseconds(), ran.Cwd
 	out.TimeoutMS = timeout.Milliseconds()
 	switch {
+	case ran.Signal != "":
+		setOutcome(ctx, fmt.Sprintf("killed by %s (exit %d)", ran.Signal, ran.ExitCode))
+	case ran.ExitCode != 0:
+		setOutcome(ctx, fmt.Sprintf("exit %d", ran.ExitCode))
+	}
+	switch {
 	case errors.Is(ran.Stopped, session.ErrTimedOut):
 		setOutcome(ctx, "timed_out")
 		out.TimedOut = true
