@@ -73,6 +73,14 @@ type Config struct {
 	StreamKeepAlive     time.Duration // interval of SSE comments that keep a running call's stream alive
 	MaxBackgroundTasks  int
 	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
+	// TaskAfter is how long a foreground bash call runs before it becomes an MCP task, for
+	// a request that declares the Tasks extension (0: never).
+	TaskAfter time.Duration
+	// TaskTTL is how long an MCP task's result is kept after it ended (0: the default).
+	TaskTTL time.Duration
+	// CallDeadline is when the client gives up on a tool call (0: unknown): a foreground
+	// command still running shortly before it becomes a background task.
+	CallDeadline time.Duration
 
 	// KillGrace is how long a stopped command has between SIGTERM and SIGKILL.
 	KillGrace time.Duration
@@ -138,7 +146,7 @@ var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 // variable in an envvar tag, read through the getenv given to [Parse] rather than the
 // process environment.
 type cli struct {
-	Transport       string        `help:"Transport: http or stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Transport       string        `help:"Transport: http or stdio. Unset, a pipe as stdin (a client starting Boris) means stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
 	Port            int           `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
 	Host            string        `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
@@ -168,6 +176,8 @@ type cli struct {
 	SessionIdle     time.Duration `name:"session-idle-timeout" help:"Seconds (or a duration such as 30m) before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	Stateless       bool          `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int           `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
+	TaskAfter       time.Duration `name:"task-after" help:"Seconds (or a duration such as 20s) a bash call runs before it becomes an MCP task, for clients that declare the Tasks extension (0: never)." default:"20" envvar:"BORIS_TASK_AFTER"`
+	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: off)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
@@ -309,6 +319,10 @@ func (c *cli) limits(cfg *Config) error {
 		return fmt.Errorf("--background-task-timeout must not be negative, got %s", seconds(c.BackgroundLimit))
 	}
 	cfg.BackgroundTaskLimit = c.BackgroundLimit
+	if c.TaskAfter < 0 || c.CallDeadline < 0 {
+		return fmt.Errorf("--task-after and --call-deadline must not be negative, got %s and %s", seconds(c.TaskAfter), seconds(c.CallDeadline))
+	}
+	cfg.TaskAfter, cfg.CallDeadline = c.TaskAfter, c.CallDeadline
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -57,6 +58,8 @@ type Server struct {
 	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
 
 	beforeCalls func() // see BeforeCalls
+
+	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -132,6 +135,7 @@ func (s *Server) startMCP() {
 	// its state, or each would get a state of its own.
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.startWatch()
+	s.startTasks()
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
 }
 
@@ -216,10 +220,11 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
 		}
 		s.publishSessionEnd(st)
-		s.log.Debug("session closed", "session", st.ID)
+		s.log.Info("session closed", "session", st.ID)
 	})
-	s.publishSession(st, s.cfg.Transport, clientOf(ss))
-	s.log.Debug("session opened", "session", id)
+	client := clientOf(ss)
+	s.publishSession(st, s.cfg.Transport, client)
+	s.log.Info("session opened", "session", id, "client", clientName(client))
 	return st, nil
 }
 
