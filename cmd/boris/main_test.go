@@ -672,3 +672,33 @@ func TestInheritedDescriptorsStayHome(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownKillsChainOutOfCgroup: a chain of 400 processes that ignore SIGTERM, each
+// the parent of the next, that left their command's cgroup, session and group and
+// cleared their mark (as a root command can), ends with the server's SIGTERM.
+func TestShutdownKillsChainOutOfCgroup(t *testing.T) {
+	t.Parallel()
+	root := testutil.Cgroup2Root()
+	if os.Geteuid() != 0 || root == "" {
+		t.Skip("needs root and cgroup v2: only root can leave a cgroup")
+	}
+	dir := t.TempDir()
+	base, cmd, stderr := httpServer(t, "--workdir", dir)
+	cs := httpClient(t, base, "")
+	tag := fmt.Sprint("e2e", time.Now().UnixNano())
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": testutil.ChainScript(filepath.Join(root, "cgroup.procs"), tag, 400),
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("starting the chain: %v %+v", err, res)
+	}
+	pids := testutil.WithEnv(t, "CHAIN="+tag)
+	if len(pids) != 401 {
+		t.Fatalf("%d processes of the chain run, want 401", len(pids))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, cmd, "SIGTERM: "+stderr.String())
+	assertGone(t, pids, "the server's SIGTERM")
+}

@@ -31,6 +31,10 @@ const (
 // ErrClosed is returned by [Domain.ForkExec] once the Domain is closed.
 var ErrClosed = errors.New("confinement domain is closed")
 
+// ErrLauncherLost says that a session's launcher ended while it was starting a command,
+// which may or may not have started.
+var ErrLauncherLost = errors.New("the launcher of this session's confined commands ended (was it killed?) while starting the command, which may or may not have started; check, then run it again if needed: a new launcher starts with the next command")
+
 // Options say what a [Policy] should allow.
 type Options struct {
 	Mode string // Auto, On or Off

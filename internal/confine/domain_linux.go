@@ -39,10 +39,6 @@ type launcher struct {
 	exited chan struct{} // closed once it is reaped
 }
 
-// ErrLauncherLost says that a session's launcher ended while it was starting a command,
-// which may or may not have started.
-var ErrLauncherLost = errors.New("the launcher of this session's confined commands ended (was it killed?) while starting the command, which may or may not have started; check, then run it again if needed: a new launcher starts with the next command")
-
 // errNotTaken is a request the launcher never took: it is safe to send it again.
 var errNotTaken = errors.New("the launcher did not take the request")
 

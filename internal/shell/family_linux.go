@@ -426,6 +426,11 @@ func isShell(pid int) bool {
 func scan() {
 	registry.spawn.Lock() // no shell is between fork and registration meanwhile
 	defer registry.spawn.Unlock()
+	scanLocked()
+}
+
+// scanLocked is [scan], with registry.spawn held.
+func scanLocked() {
 	procs := readAll()
 	c := census{byPID: make(map[int]procStat, len(procs)), owners: make(map[int][]*family), shells: make(map[int]bool)}
 	for _, p := range procs {
@@ -578,8 +583,8 @@ func bootTicks() uint64 {
 const clockTicks = 100
 
 // StopAll ends every process any command started that is still running: SIGTERM, then
-// SIGKILL after grace; with it, Boris's orphans in sessions of their own. It is the last
-// step of a shutdown.
+// SIGKILL after grace; with them, every process below Boris outside its own session,
+// however it got away (see [StopStrays]). It is the last step of a shutdown.
 func StopAll(grace time.Duration) {
 	if !spawned.Load() {
 		return // a server that never ran a command stops at once, scanning nothing
@@ -590,19 +595,6 @@ func StopAll(grace time.Duration) {
 		fams = append(fams, f)
 	}
 	registry.mu.Unlock()
-	orphans := func() []int {
-		var pids []int
-		for _, p := range readAll() {
-			if p.ppid == self && p.sid != mySession && !isShell(p.pid) {
-				if p.zombie {
-					reapOrphan(p)
-				} else {
-					pids = append(pids, p.pid)
-				}
-			}
-		}
-		return pids
-	}
 	signal := func(sig syscall.Signal) bool {
 		any := false
 		for _, f := range fams {
@@ -610,24 +602,19 @@ func StopAll(grace time.Duration) {
 				any = true
 			}
 		}
-		for _, pid := range orphans() {
+		// The whole tree at once: a chain of processes that ignore SIGTERM, each the
+		// parent of the next, would otherwise lose one level per round.
+		for _, pid := range strays(0, true) {
 			_ = syscall.Kill(pid, sig)
 			any = true
 		}
 		return any
 	}
-	deadline := time.Now().Add(grace)
-	for signal(syscall.SIGTERM) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	killRounds(grace, signal, func() {
 		for _, f := range fams {
 			f.kill()
 		}
-		if !signal(syscall.SIGKILL) {
-			break
-		}
-	}
+	})
 	for _, f := range fams {
 		f.release()
 	}
@@ -635,6 +622,127 @@ func StopAll(grace time.Duration) {
 		_ = os.Remove(base)
 	}
 }
+
+// killRounds sends SIGTERM through signal until it finds nothing or grace has passed, then
+// kill and SIGKILL until nothing is left, for at most two seconds.
+func killRounds(grace time.Duration, signal func(syscall.Signal) bool, kill func()) {
+	deadline := time.Now().Add(grace)
+	for signal(syscall.SIGTERM) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		kill()
+		if !signal(syscall.SIGKILL) {
+			break
+		}
+	}
+}
+
+// StopStrays ends the strays that started since the given time: SIGTERM, then SIGKILL
+// after grace. A stray is a process below Boris, outside its session, that no command
+// holds any more: it left its command's cgroup (which only root can do) and the
+// command's process tree, and cleared its mark. Boris, the subreaper, still sees it in
+// its own tree. A stray started while several sessions ran counts as each one's: it ends
+// with the first of them to close. Call it once a session's commands are stopped.
+func StopStrays(since time.Time, grace time.Duration) {
+	if !spawned.Load() {
+		return
+	}
+	ticks := uint64(time.Since(since) * clockTicks / time.Second)
+	start := bootTicks() - min(ticks, bootTicks())
+	signal := func(sig syscall.Signal) bool {
+		pids := strays(start, false)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, sig)
+		}
+		return len(pids) > 0
+	}
+	killRounds(grace, signal, func() {})
+}
+
+// strays returns the running processes below Boris outside its own session: with all,
+// every one; else only those no registered family holds (as a member of its cgroup, or
+// known to it through /proc, or below such a member) whose oldest ancestor below Boris
+// started at or after since. Zombie orphans are reaped.
+func strays(since uint64, all bool) []int {
+	// No shell is between fork and registration meanwhile, where it would look a stray.
+	registry.spawn.Lock()
+	defer registry.spawn.Unlock()
+	if !all {
+		scanLocked() // so that a family tracked through /proc knows its newest members
+	}
+	held := heldPIDs()
+	type node struct {
+		root uint64 // the start time of its ancestor that is Boris's child
+		held bool
+	}
+	nodes := make(map[int]node)
+	var pids []int
+	for _, p := range readAll() { // oldest first: a parent comes before its children
+		if p.zombie {
+			reapOrphan(p)
+			continue
+		}
+		n, ok := nodes[p.ppid]
+		switch {
+		case p.ppid == self && p.sid != mySession:
+			n = node{root: p.start}
+		case !ok:
+			continue
+		}
+		n.held = n.held || held[p.pid] || inBase(p.pid)
+		nodes[p.pid] = n
+		if all || !n.held && n.root+1 >= since {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids
+}
+
+// heldPIDs returns the processes the registered families tracked through /proc know.
+func heldPIDs() map[int]bool {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	held := make(map[int]bool)
+	for f := range registry.families {
+		held[f.shell] = true
+		for pid := range f.known {
+			held[pid] = true
+		}
+	}
+	return held
+}
+
+// inBase reports whether pid is in a cgroup beneath Boris's own for commands.
+func inBase(pid int) bool {
+	rel := baseRel()
+	if rel == "" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if cg, ok := strings.CutPrefix(line, "0::"); ok {
+			return cg == rel || strings.HasPrefix(cg, rel+"/")
+		}
+	}
+	return false
+}
+
+// baseRel is [cgroupBase] as /proc/PID/cgroup names it, or "".
+var baseRel = sync.OnceValue(func() string {
+	base, mount := cgroupBase(), cgroup2Mount()
+	if base == "" || mount == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(mount, base)
+	if err != nil {
+		return ""
+	}
+	return "/" + rel
+})
 
 // CgroupsAvailable reports whether commands can be put in cgroups of their own here.
 func CgroupsAvailable() bool { return cgroupBase() != "" }

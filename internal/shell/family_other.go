@@ -35,3 +35,6 @@ func CgroupsAvailable() bool { return false }
 // StopAll does nothing more than the sessions did: without a subreaper, orphans are not
 // Boris's.
 func StopAll(time.Duration) {}
+
+// StopStrays does nothing: without a subreaper, strays are not Boris's.
+func StopStrays(time.Time, time.Duration) {}

@@ -57,6 +57,7 @@ type Manager struct {
 	limits Limits
 	tag    string // prefix of the marks of this session's commands
 	marks  atomic.Int64
+	born   time.Time       // when the session began: its strays started since ([shell.StopStrays])
 	ctx    context.Context // done when the Manager closes
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
@@ -81,7 +82,7 @@ func NewManager(limits Limits) *Manager {
 		limits.Grace = shell.DefaultGrace
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Manager{limits: limits, tag: rand.Text(), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
+	return &Manager{limits: limits, tag: rand.Text(), born: time.Now(), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
 }
 
 // NewMark returns a fresh [shell.Command.Mark] for one of this session's commands, so
@@ -469,6 +470,8 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 	// Whatever left its process group (setsid) but kept its environment.
 	shell.StopMarked(m.tag+"/", m.limits.Grace)
+	// Whatever also left its cgroup and cleared its mark: only root can.
+	shell.StopStrays(m.born, m.limits.Grace)
 }
 
 // Foreground records that a foreground command of this session is running. Call done once
