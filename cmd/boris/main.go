@@ -74,6 +74,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	settle := sync.OnceFunc(func() {
 		tuneGC(getenv, os.ReadFile)
 		catchSignals(ctx)
+		if !cfg.NoBash {
+			// What a Boris that was killed (by the OOM killer, say) left running ends now.
+			shell.EndLeftovers()
+		}
 	})
 	if cfg.Transport == "stdio" {
 		srv.BeforeCalls(settle)

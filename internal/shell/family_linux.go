@@ -5,7 +5,6 @@ package shell
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,10 +86,11 @@ var cgroupBase = sync.OnceValue(func() string {
 	if own == "" || strings.Contains(own, "(deleted)") {
 		return ""
 	}
-	removeStale(filepath.Join(mount, own))
-	dir := filepath.Join(mount, own, "boris-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return ""
+	endStale(filepath.Join(mount, own))
+	me, _ := readStat(os.Getpid())
+	dir := filepath.Join(mount, own, baseName(me))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "" // even one of this name left by an earlier Boris is not ours to use
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
 		_ = os.Remove(dir)
@@ -99,23 +99,65 @@ var cgroupBase = sync.OnceValue(func() string {
 	return dir
 })
 
-// removeStale removes the empty cgroups left in parent by Boris processes that are gone.
-func removeStale(parent string) {
+// baseName names the cgroup of a Boris process's commands: by pid and start time, so
+// that a later Boris can tell that the one which made it is gone, whatever else has
+// its pid since.
+func baseName(st procStat) string {
+	return "boris-" + strconv.Itoa(st.pid) + "-" + strconv.FormatUint(st.start, 10)
+}
+
+// endStale ends what Boris processes that are gone (SIGKILLed, say) left running in their
+// cgroups in parent, and removes the cgroups. The cgroups of a Boris that still runs are
+// never touched: its pid and start time are those its cgroup's name holds.
+func endStale(parent string) {
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {
-		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "boris-"))
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "boris-") || err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue
+		if e.IsDir() && stale(e.Name()) {
+			endCgroup(filepath.Join(parent, e.Name()))
 		}
-		dir := filepath.Join(parent, e.Name())
-		subs, _ := os.ReadDir(dir)
-		for _, sub := range subs {
-			if sub.IsDir() {
-				_ = os.Remove(filepath.Join(dir, sub.Name())) // fails while anything runs in it
-			}
-		}
-		_ = os.Remove(dir)
 	}
+}
+
+// stale reports whether name is the commands' cgroup of a Boris process that is gone:
+// boris-PID-START, or boris-PID as earlier versions named it.
+func stale(name string) bool {
+	rest, ok := strings.CutPrefix(name, "boris-")
+	if !ok {
+		return false
+	}
+	pidText, startText, withStart := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	st, running := readStat(pid)
+	if !withStart {
+		return !running && syscall.Kill(pid, 0) == syscall.ESRCH
+	}
+	start, err := strconv.ParseUint(startText, 10, 64)
+	return err == nil && (!running || st.zombie || st.start != start)
+}
+
+// endCgroup kills every process in cgroup dir and its descendants, and removes them.
+func endCgroup(dir string) {
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	// The kill is sent at once; the processes take a moment to exit.
+	for end := time.Now().Add(2 * time.Second); populated(dir) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	subs, _ := os.ReadDir(dir)
+	for _, sub := range subs {
+		if sub.IsDir() {
+			_ = os.Remove(filepath.Join(dir, sub.Name()))
+		}
+	}
+	_ = os.Remove(dir)
+}
+
+// populated reports whether a process runs in cgroup dir or beneath it.
+func populated(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	return err == nil && strings.Contains(string(b), "populated 1")
 }
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
@@ -743,6 +785,11 @@ var baseRel = sync.OnceValue(func() string {
 	}
 	return "/" + rel
 })
+
+// EndLeftovers ends what earlier Boris processes that are gone (SIGKILLed, say) left
+// running in their commands' cgroups beside this one's, and makes this one's. Without
+// it, that happens before the first command.
+func EndLeftovers() { cgroupBase() }
 
 // CgroupsAvailable reports whether commands can be put in cgroups of their own here.
 func CgroupsAvailable() bool { return cgroupBase() != "" }
