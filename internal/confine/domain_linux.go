@@ -267,7 +267,8 @@ func (l *launcher) stop() {
 // exits with when exec fails.
 func reapFailedFork(since uint64) {
 	self := os.Getpid()
-	for range 50 {
+	// It exits as soon as it is scheduled, which on a loaded machine can take a while.
+	for deadline, pause := time.Now().Add(5*time.Second), time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 50*time.Millisecond) {
 		waiting := false
 		for _, pid := range children(self, since) {
 			var info unix.Siginfo
@@ -287,7 +288,7 @@ func reapFailedFork(since uint64) {
 		if !waiting {
 			return
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(pause)
 	}
 }
 
