@@ -77,6 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if !cfg.NoBash {
 			// What a Boris that was killed (by the OOM killer, say) left running ends now.
 			shell.EndLeftovers()
+			reserveThreads(reservedThreads)
 		}
 	})
 	if cfg.Transport == "stdio" {

@@ -69,6 +69,9 @@ type Config struct {
 	StreamKeepAlive     time.Duration // interval of SSE comments that keep a running call's stream alive
 	MaxBackgroundTasks  int
 	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
+	// MaxProcesses is the most processes and threads one command may have at once: 0 for
+	// the default (shell.DefaultProcessLimit), negative for no limit.
+	MaxProcesses int
 
 	// KillGrace is how long a stopped command has between SIGTERM and SIGKILL.
 	KillGrace time.Duration
@@ -150,6 +153,7 @@ type cli struct {
 	SessionIdle     time.Duration `name:"session-idle-timeout" help:"Seconds (or a duration such as 30m) before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	Stateless       bool          `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int           `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
+	MaxProcesses    int           `help:"Most processes and threads one command (or background task) may have at once; one that tries for more is killed, with everything it started. 0 leaves Boris and other sessions room under the limit Boris itself runs under (at most 4096); -1: no limit." default:"0" envvar:"BORIS_MAX_PROCESSES"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
@@ -288,6 +292,10 @@ func (c *cli) limits(cfg *Config) error {
 		return fmt.Errorf("--background-task-timeout must not be negative, got %s", seconds(c.BackgroundLimit))
 	}
 	cfg.BackgroundTaskLimit = c.BackgroundLimit
+	if c.MaxProcesses < -1 {
+		return fmt.Errorf("--max-processes must be at least 1 (or 0 for the default, -1 for no limit), got %d", c.MaxProcesses)
+	}
+	cfg.MaxProcesses = c.MaxProcesses
 	return nil
 }
 

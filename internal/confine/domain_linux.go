@@ -169,6 +169,9 @@ func (d *Domain) start() (*launcher, error) {
 func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, pidfd int, err error) {
 	// A command may have stopped it (SIGSTOP): it goes on.
 	l.resume()
+	// Before the request is sent: the launcher may fork long before Boris reads that it
+	// took the request.
+	since := bootTicks()
 	if err := send(l.sock, msg, fds, time.Now().Add(take)); err != nil {
 		return 0, -1, fmt.Errorf("%w: %w", errNotTaken, err)
 	}
@@ -177,7 +180,6 @@ func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, p
 	if err != nil || len(reply) != 1 || reply[0] != replyTaken {
 		return 0, -1, fmt.Errorf("%w: %v", errNotTaken, err)
 	}
-	since := bootTicks()
 	pid, pidfd, err = l.result(time.Now().Add(fork))
 	if errors.Is(err, errEOF) || errors.Is(err, errTimeout) || errors.Is(err, errShort) {
 		return 0, -1, ErrLauncherLost

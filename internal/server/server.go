@@ -77,6 +77,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		if err := shell.AdoptOrphans(); err != nil {
 			log.Warn("cannot reap orphaned processes", "err", err)
 		}
+		shell.LimitProcesses(cfg.MaxProcesses)
 	}
 	s := &Server{
 		cfg:      cfg,

@@ -44,6 +44,13 @@ type family struct {
 	shell   int    // the shell's pid, once started
 	start   uint64 // boot time, in clock ticks, just before the shell started
 
+	// pids is the cgroup whose pids.max bounds the family: cg, or one in a cgroup v1 pids
+	// hierarchy, which the shell joins through pidsFD (limit_linux.go); "" for none.
+	pids   string
+	pidsFD int
+	limit  int64       // its pids.max
+	hit    atomic.Bool // it hit its limit, and was killed for it
+
 	// Tracked in /proc when there is no cgroup; guarded by registry.mu.
 	known map[int]uint64 // pid -> start time of the processes seen to be members
 	end   uint64         // when the family was first seen empty with its shell gone; 0 while open
@@ -58,6 +65,7 @@ var registry struct {
 	// for an orphan, nor its exit status reaped by anyone but its Process.
 	spawn    sync.RWMutex
 	scanning bool // the rescanning goroutine runs
+	watching bool // the goroutine watching pids limits runs
 }
 
 // cgroupsOff disables cgroups for new commands; see [UseCgroups].
@@ -195,18 +203,19 @@ var spawned atomic.Bool
 // newFamily prepares the family of a command about to start. Its cgroup, if it gets one,
 // is set in sys so that the shell starts in it; or, when the shell is to move itself
 // there ([Command.Launch]), opened for that.
-func newFamily(sys *syscall.SysProcAttr, moves bool) *family {
+func newFamily(sys *syscall.SysProcAttr, launched bool) *family {
 	spawned.Store(true)
-	f := &family{cgFD: -1, procsFD: -1, start: bootTicks()}
+	f := &family{cgFD: -1, procsFD: -1, pidsFD: -1, start: bootTicks()}
 	if !cgroupsUsable() {
 		return f
 	}
-	dir := filepath.Join(cgroupBase(), "cmd-"+strconv.FormatInt(cgroupSeq.Add(1), 10))
+	name := "cmd-" + strconv.FormatInt(cgroupSeq.Add(1), 10)
+	dir := filepath.Join(cgroupBase(), name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return f
 	}
 	var err error
-	if moves {
+	if launched {
 		f.procsFD, err = unix.Open(filepath.Join(dir, "cgroup.procs"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	} else {
 		f.cgFD, err = unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -218,23 +227,28 @@ func newFamily(sys *syscall.SysProcAttr, moves bool) *family {
 		return f
 	}
 	f.cg = dir
+	f.limitPids(name)
 	return f
 }
 
 // cgroupsUsable reports whether commands started now get cgroups of their own.
 func cgroupsUsable() bool { return cgroupBase() != "" && !cgroupsOff.Load() }
 
-// mover returns the descriptor through which the shell moves itself into its cgroup: the
-// cgroup's cgroup.procs, or, when it has none, one on which the move does nothing.
-func (f *family) mover() (uintptr, error) {
-	if f.procsFD >= 0 {
-		return uintptr(f.procsFD), nil
-	}
+// movers returns the descriptors through which the shell moves itself into its cgroups
+// ([moveLine]): its cgroup's cgroup.procs, then its v1 pids cgroup's; where it has none,
+// or starts in it, one on which the move does nothing.
+func (f *family) movers() ([]uintptr, error) {
 	null, err := openDevNullW()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return null.Fd(), nil
+	fds := []uintptr{null.Fd(), null.Fd()}
+	for i, fd := range []int{f.procsFD, f.pidsFD} {
+		if fd >= 0 {
+			fds[i] = uintptr(fd)
+		}
+	}
+	return fds, nil
 }
 
 var openDevNullW = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_WRONLY, 0) })
@@ -266,6 +280,7 @@ func (f *family) failed() {
 func (f *family) discard() {
 	closeFD(&f.cgFD)
 	closeFD(&f.procsFD)
+	f.removePids()
 	if f.cg != "" {
 		_ = os.Remove(f.cg)
 	}
@@ -275,12 +290,17 @@ func (f *family) discard() {
 func (f *family) started(pid int) {
 	closeFD(&f.cgFD)
 	closeFD(&f.procsFD)
+	closeFD(&f.pidsFD)
 	f.shell = pid
 	registry.mu.Lock()
 	if registry.families == nil {
 		registry.families = make(map[*family]bool)
 	}
 	registry.families[f] = true
+	if f.pids != "" && !registry.watching {
+		registry.watching = true
+		go watchLimits()
+	}
 	if f.cg == "" {
 		f.known = map[int]uint64{pid: 0}
 		if !registry.scanning {
@@ -325,6 +345,7 @@ func (f *family) release() {
 	if f.cg != "" {
 		_ = os.Remove(f.cg) // fails if something still runs in it: StopAll has the last word
 	}
+	f.removePids()
 }
 
 // members returns the running processes of the family, the shell included while it
@@ -659,6 +680,9 @@ func StopAll(grace time.Duration) {
 	})
 	for _, f := range fams {
 		f.release()
+	}
+	if tree := pidsBase(); tree.v1 {
+		_ = os.Remove(tree.base)
 	}
 	if base := cgroupBase(); base != "" {
 		_ = os.Remove(base)

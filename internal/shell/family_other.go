@@ -13,7 +13,7 @@ import (
 type family struct{}
 
 func newFamily(*syscall.SysProcAttr, bool) *family        { return &family{} }
-func (f *family) mover() (uintptr, error)                 { return 0, errors.New("no cgroups here") }
+func (f *family) movers() ([]uintptr, error)              { return nil, errors.New("no cgroups here") }
 func (f *family) spawning()                               {}
 func (f *family) failed()                                 {}
 func (f *family) discard()                                {}
@@ -41,3 +41,15 @@ func StopStrays(time.Time, time.Duration) {}
 
 // EndLeftovers does nothing where there are no cgroups.
 func EndLeftovers() {}
+
+// LimitProcesses does nothing: there are no cgroups here, and no RLIMIT_NPROC is set.
+func LimitProcesses(int) {}
+
+// DefaultProcessLimit is 0: commands' processes are not limited here.
+func DefaultProcessLimit() int { return 0 }
+
+func joinsPidsV1() bool               { return false }
+func limitLine() string               { return "" }
+func (f *family) overLimit() bool     { return false }
+func (f *family) checkLimit() bool    { return false }
+func (f *family) processLimit() int64 { return 0 }

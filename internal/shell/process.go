@@ -141,6 +141,9 @@ type Result struct {
 	// Lingering reports that processes the command started are still running (for
 	// example `server &`); [Process.Close] ends them.
 	Lingering bool
+	// ProcessLimit is the limit on tasks (processes and threads) that the command hit, for
+	// which it was killed with everything it started; 0 if it hit none.
+	ProcessLimit int
 }
 
 // Run starts c and waits for it; see [Process.Wait].
@@ -156,7 +159,9 @@ func Run(ctx context.Context, c Command) (*Process, Result, error) {
 func Start(c Command) (*Process, error) {
 	c = c.withDefaults()
 	p := newProcess(c)
-	inv, err := wrap(c, c.Launch != nil && cgroupsUsable())
+	// The shell joins its cgroups by itself when it cannot be started in them.
+	moves := c.Launch != nil && cgroupsUsable() || joinsPidsV1()
+	inv, err := wrap(c, moves, limitLine())
 	if err != nil {
 		return nil, err
 	}
@@ -274,9 +279,9 @@ func (p *Process) spawn(c Command, inv invocation, files []uintptr) error {
 	setPidFD(sys, &p.pidfd)
 	// Everything the command starts is tracked from the start, in a cgroup of its own
 	// where there is one (family_linux.go).
-	fam := newFamily(sys, inv.moves)
+	fam := newFamily(sys, c.Launch != nil)
 	if inv.moves {
-		mover, err := fam.mover()
+		movers, err := fam.movers()
 		if err != nil {
 			fam.discard()
 			return err
@@ -284,7 +289,7 @@ func (p *Process) spawn(c Command, inv invocation, files []uintptr) error {
 		for len(files) < 4 {
 			files = append(files, ^uintptr(0)) // closed: no report
 		}
-		files = append(files, mover)
+		files = append(files, movers...)
 	}
 	fam.spawning()
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
@@ -335,6 +340,11 @@ func (p *Process) Wait(ctx context.Context) Result {
 	}
 	res := p.exitResult()
 	res.Stopped = stopped
+	if p.fam.checkLimit() {
+		// Killed, or being killed, for it: see that nothing of it is left.
+		res.ProcessLimit = int(p.fam.processLimit())
+		p.Stop()
+	}
 	reap(p.pgid)
 	res.Lingering = held || groupAlive(p.pgid) || p.fam.alive()
 	return res

@@ -251,6 +251,9 @@ func describe(r shell.Result) string {
 	if r.Stopped != nil {
 		s += " (" + r.Stopped.Error() + ")"
 	}
+	if r.ProcessLimit > 0 {
+		s += " (it hit its process limit, " + strconv.Itoa(r.ProcessLimit) + " processes and threads at once, and was killed with everything it started)"
+	}
 	return s
 }
 

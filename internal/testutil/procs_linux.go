@@ -2,10 +2,13 @@ package testutil
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // ChainScript is a bash command that starts, in the background, a chain of n+1 processes
@@ -68,6 +71,85 @@ func Cgroup2Root() string {
 	for line := range strings.SplitSeq(string(b), "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
 		if f := strings.Fields(pre); ok && strings.HasPrefix(post, "cgroup2 ") && len(f) >= 5 && f[3] == "/" {
+			return f[4]
+		}
+	}
+	return ""
+}
+
+// PidsCgroup makes a cgroup with the pids controller whose pids.max is max, and returns
+// its cgroup.procs, for a process to move itself into; or "" where none can be made. When
+// the test ends, what runs in it is killed and it is removed.
+func PidsCgroup(t testing.TB, max int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	var parent string
+	if root := Cgroup2Root(); root != "" && hasWord(filepath.Join(root, "cgroup.subtree_control"), "pids") {
+		parent = root
+	} else if v1 := pidsV1Root(); v1 != "" {
+		parent = v1
+	}
+	if parent == "" {
+		return ""
+	}
+	dir, err := os.MkdirTemp(parent, "boris-test-")
+	if err != nil {
+		return ""
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		_ = os.Remove(dir)
+		return ""
+	}
+	t.Cleanup(func() { killCgroup(dir) })
+	return filepath.Join(dir, "cgroup.procs")
+}
+
+// killCgroup kills every process in dir and beneath it, and removes them all.
+func killCgroup(dir string) {
+	deadline := time.Now().Add(Within)
+	for time.Now().Before(deadline) {
+		subs, _ := filepath.Glob(filepath.Join(dir, "*", "cgroup.procs"))
+		any := false
+		for _, procs := range append(subs, filepath.Join(dir, "cgroup.procs")) {
+			b, _ := os.ReadFile(procs)
+			for f := range strings.FieldsSeq(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					any = true
+				}
+			}
+		}
+		if !any {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	subs, _ := filepath.Glob(filepath.Join(dir, "*", "*", "cgroup.procs"))
+	for _, s := range subs {
+		_ = os.Remove(filepath.Dir(s))
+	}
+	subs, _ = filepath.Glob(filepath.Join(dir, "*", "cgroup.procs"))
+	for _, s := range subs {
+		_ = os.Remove(filepath.Dir(s))
+	}
+	_ = os.Remove(dir)
+}
+
+func hasWord(file, word string) bool {
+	b, _ := os.ReadFile(file)
+	return slices.Contains(strings.Fields(string(b)), word)
+}
+
+// pidsV1Root returns where a cgroup v1 hierarchy with the pids controller is mounted,
+// or "".
+func pidsV1Root() string {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for line := range strings.SplitSeq(string(b), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, p := strings.Fields(pre), strings.Fields(post)
+		if ok && len(p) >= 3 && p[0] == "cgroup" && slices.Contains(strings.Split(p[2], ","), "pids") && len(f) >= 5 && f[3] == "/" {
 			return f[4]
 		}
 	}

@@ -12,3 +12,6 @@ func WithEnv(testing.TB, string) []int { return nil }
 
 // Cgroup2Root returns "": there are no cgroups here.
 func Cgroup2Root() string { return "" }
+
+// PidsCgroup returns "": there are no cgroups here.
+func PidsCgroup(testing.TB, int) string { return "" }

@@ -152,7 +152,9 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	if len(ran.TooLarge) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(ran.TooLarge, ", ")))
 	}
-	if ran.Lingering {
+	if ran.ProcessLimit > 0 {
+		out.Notes = append(out.Notes, processLimitNote(ran.ProcessLimit))
+	} else if ran.Lingering {
 		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")
 	}
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &ran.ExitCode, ran.Signal, ran.Duration.Milliseconds(), ran.Cwd
@@ -188,6 +190,11 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	if ran.Confined && ran.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
 		out.Notes = append(out.Notes, confinedNote(h.Confine))
 	}
+}
+
+// processLimitNote says that a command was killed for starting too many processes.
+func processLimitNote(limit int) string {
+	return fmt.Sprintf("killed: the command hit its process limit (%d processes and threads at once; a fork bomb, or a build with too much parallelism?), so it was killed with everything it started; run fewer processes at once (make -j4, say)", limit)
 }
 
 // movedNote says that a command ran somewhere else than the working directory.
