@@ -327,7 +327,7 @@ func (f *family) removePids() {
 // limit Boris runs under, less its reserve. It is "" where that does not bind (root, or
 // no limit to leave a reserve in).
 func limitLine() string {
-	if os.Geteuid() == 0 || perCommand() <= 0 {
+	if os.Geteuid() == 0 || perCommand() <= 0 || cgroupsUsable() && pidsBase().base != "" {
 		return ""
 	}
 	var rl unix.Rlimit
