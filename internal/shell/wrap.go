@@ -40,9 +40,10 @@ const maxScriptArg = 64 << 10
 // BASH_ENV would not be honoured) the script is passed as an argument and run with eval
 // under the same trap.
 //
-// A shell that moves itself into its cgroup ([Command.Launch]) runs [moveLine] first: from
-// the BASH_ENV file, or in front of the eval. So a stateless script gets a BASH_ENV file
-// that only moves, or, where there can be none, is not run as stateless.
+// A shell that moves itself into its cgroups ([Command.Launch], or a v1 pids hierarchy)
+// runs [moveLine] first, and a shell limited by RLIMIT_NPROC its limit line: from the
+// BASH_ENV file, or in front of the eval. So a stateless script gets a BASH_ENV file that
+// only runs those, or, where there can be none, has them on its first line.
 //
 // limit, if not "", is a line the shell runs first too ([limitLine]).
 func wrap(c Command, moves bool, limit string) (invocation, error) {
