@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/loopback"
 )
 
@@ -120,6 +119,10 @@ const DefaultStreamKeepAlive = 15 * time.Second
 // successfully without serving, such as --help or --version.
 var ErrExit = errors.New("exit")
 
+// ErrVersion reports that the command line asked for the version (--version), which the
+// program prints; it is an [ErrExit].
+var ErrVersion = fmt.Errorf("version: %w", ErrExit)
+
 // cli is the command line, as [ParseFlags] reads it. Every flag names its environment
 // variable in an envvar tag, read through the getenv given to [Parse] rather than the
 // process environment.
@@ -163,8 +166,8 @@ type cli struct {
 }
 
 // Parse reads args (without the program name) and the BORIS_* variables from getenv, and
-// returns a validated Config. Help and version text go to stdout; then Parse returns
-// [ErrExit]. Any other error is one line fit to show a user.
+// returns a validated Config. Help goes to stdout; then Parse returns [ErrExit]. For
+// --version it returns [ErrVersion], for the caller to print the version. Any other error is one line fit to show a user.
 func Parse(args []string, getenv func(string) string, version string, stdout io.Writer) (Config, error) {
 	var c cli
 	err := ParseFlags(&c, args, getenv)
@@ -175,8 +178,7 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	case err != nil:
 		return Config{}, err
 	case c.Version:
-		fmt.Fprintf(stdout, "%s\n%s\n", version, confine.Describe())
-		return Config{}, ErrExit
+		return Config{}, ErrVersion
 	}
 	return c.config(getenv, version)
 }
