@@ -52,9 +52,10 @@ func limitedServer(t *testing.T, max int, args ...string) (string, *exec.Cmd, *s
 	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, stderr
 }
 
-// bomb is a fork bomb; every process of it has BOMB=tag in its environment.
-func bomb(tag string) string {
-	return "BOMB=" + tag + " bash -c 'bomb() { bomb | bomb & }; bomb'"
+// bomb is a fork bomb, followed by then; every process of it has BOMB=tag in its
+// environment.
+func bomb(tag, then string) string {
+	return "BOMB=" + tag + " bash -c 'bomb() { bomb | bomb & }; bomb" + then + "'"
 }
 
 // callers keeps n other clients calling bash and view until stop is closed, and returns
@@ -141,9 +142,12 @@ func TestForkBomb(t *testing.T) {
 			wait := callers(t, base, dir, 30, stop)
 			cs := httpClient(t, base, "")
 			tag := fmt.Sprint("bomb", time.Now().UnixNano())
-			args := map[string]any{"command": bomb(tag)}
+			// In the foreground it waits, so that the call ends once the bomb has hit its
+			// limit, not before: one that returned at once is killed later, unannounced
+			// (TestProcessLimit in internal/shell).
+			args := map[string]any{"command": bomb(tag, "; sleep 300")}
 			if end != "command" {
-				args["run_in_background"] = true
+				args = map[string]any{"command": bomb(tag, ""), "run_in_background": true}
 			}
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
 			if err != nil {

@@ -692,9 +692,10 @@ func StopAll(grace time.Duration) {
 // killRounds sends SIGTERM through signal until it finds nothing or grace has passed, then
 // kill and SIGKILL until nothing is left, for at most two seconds.
 func killRounds(grace time.Duration, signal func(syscall.Signal) bool, kill func()) {
-	deadline := time.Now().Add(grace)
-	for signal(syscall.SIGTERM) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	// A round reads all of /proc: later ones are spaced out, as most processes end at once.
+	began := time.Now()
+	for signal(syscall.SIGTERM) && time.Since(began) < grace {
+		time.Sleep(min(20*time.Millisecond+time.Since(began)/10, 250*time.Millisecond, max(grace-time.Since(began), 0)))
 	}
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		kill()
@@ -734,10 +735,11 @@ func strays(since uint64, all bool) []int {
 	// No shell is between fork and registration meanwhile, where it would look a stray.
 	registry.spawn.Lock()
 	defer registry.spawn.Unlock()
+	var held map[int]bool
 	if !all {
 		scanLocked() // so that a family tracked through /proc knows its newest members
+		held = heldPIDs()
 	}
-	held := heldPIDs()
 	type node struct {
 		root uint64 // the start time of its ancestor that is Boris's child
 		held bool
@@ -756,7 +758,9 @@ func strays(since uint64, all bool) []int {
 		case !ok:
 			continue
 		}
-		n.held = n.held || held[p.pid] || inBase(p.pid)
+		if !all && !n.held {
+			n.held = held[p.pid] || inBase(p.pid)
+		}
 		nodes[p.pid] = n
 		if all || !n.held && n.root+1 >= since {
 			pids = append(pids, p.pid)

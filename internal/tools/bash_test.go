@@ -190,7 +190,8 @@ func TestBashGrandchildDoesNotHoldCall(t *testing.T) {
 	cs, srv := connect(t, testConfig(t), nil)
 	start := time.Now()
 	res, out := bash(t, cs, map[string]any{"command": "echo $$; sleep 100 &"})
-	if d := time.Since(start); d > 2*time.Second {
+	// Held for as long as the grandchild runs, it would return after 100 s.
+	if d := time.Since(start); d > testutil.Within {
 		t.Errorf("returned after %v", d)
 	}
 	if *out.ExitCode != 0 {
