@@ -95,7 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			if err != nil {
 				return fmt.Errorf("--watch: listening on %s: %w", cfg.WatchAddr, err)
 			}
-			log.Info("serving the live view", "url", "http://"+ln.Addr().String()+"/watch", "auth", cfg.Token != "")
+			log.Info("serving the live view", "url", "http://"+ln.Addr().String()+"/watch", "auth", cfg.Token != "" || srv.WatchKey() != "")
+			printWatchKey(stderr, srv, ln.Addr().String())
 			wctx, stop := context.WithCancel(ctx)
 			defer stop()
 			go func() {
@@ -113,7 +114,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	log.Info("serving http", "url", "http://"+ln.Addr().String()+"/mcp", "version", cfg.Version,
 		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless, "landlock", confine.Describe(), "watch", !cfg.NoWatch)
+	printWatchKey(stderr, srv, ln.Addr().String())
 	return srv.Serve(ctx, ln)
+}
+
+// printWatchKey prints, once and straight to stderr (never through the logger), the
+// address that opens the live view with the key it needs on a server without a token
+// whose confined commands could reach it (see [server.Server.WatchKey]).
+func printWatchKey(stderr io.Writer, srv *server.Server, addr string) {
+	if key := srv.WatchKey(); key != "" {
+		fmt.Fprintf(stderr, "boris: commands are confined but may connect to this port, so the live view needs a key: open http://%s/watch?token=%s (boris watch --token %s)\n", addr, key, key)
+	}
 }
 
 // notifyContext is signal.NotifyContext, except that the signals are caught only from

@@ -217,8 +217,8 @@ func (p *printer) event(e watch.Event) {
 		if label == "" {
 			label = "client"
 		}
-		if len(e.Session) > 8 {
-			label += "·" + e.Session[:8]
+		if e.Session != "" {
+			label += "·" + e.Session[:min(len(e.Session), 8)]
 		}
 		p.sessions[e.Session] = label
 		fmt.Fprintf(p.w, "%s %s: session opened (%s %s, %s) in %s\n", e.Time.Local().Format("15:04:05"), label, e.Client, e.Version, e.Transport, e.Cwd)

@@ -33,7 +33,9 @@ type Server struct {
 	env    []string
 	mcp    *mcp.Server
 	hub    *watch.Hub // the live view's events; nil with --no-watch
-	closed chan struct{}
+	// watchKey is what the live view asks for when the server has no token (see WatchKey).
+	watchKey string
+	closed   chan struct{}
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session.Session
@@ -306,6 +308,10 @@ func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
 		log.Info("commands confined", "landlock_abi", p.ABI(), "rules", p.String())
 	case len(cfg.AllowDirs) > 0 && cfg.ConfineBash != confine.Off:
 		log.Warn("commands not confined to the allowed directories", "reason", p.Why())
+	}
+	if cfg.TokenFile != "" && p.CanRead(cfg.TokenFile) {
+		log.Warn("confined commands can read the token file, and with it act as any client: keep it outside the directories they may read (the allowed directories, /etc and the other system directories; see the startup rules), for example in a directory of its own under the home directory of a user that runs only Boris",
+			"token_file", cfg.TokenFile)
 	}
 	if !p.Paths() && (len(cfg.ConfineRead) > 0 || len(cfg.ConfineWrite) > 0) {
 		log.Warn("--confine-read and --confine-write have no effect: commands are not confined to paths", "reason", p.Why())

@@ -22,6 +22,7 @@ type httpPost struct {
 	ctx       context.Context // the HTTP request's: done when the client goes away
 	w         *streamWriter
 	workspace string // stateless requests: the workspace key; "" for sessionful ones
+	owner     string // stateless requests: their credential and client address
 }
 
 // registerPost records a POST under a fresh id in its header, so that the MCP middleware
@@ -70,7 +71,7 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if p.workspace != "" && call.Session != nil {
-			release, err := s.bindWorkspace(call.Session, p.workspace, call.ClientInfo())
+			release, err := s.bindWorkspace(call.Session, p.workspace, p.owner, call.ClientInfo())
 			if err != nil {
 				return toolError(err.Error()), nil
 			}
@@ -83,6 +84,7 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if slices.Contains(tools.Enabled(s.cfg), call.Params.Name) {
 			p.w.start()
 		}
+		sdkCtx := ctx
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var sid string
@@ -96,8 +98,22 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			cancel()
 		})
 		defer stop()
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		noAnswer(sdkCtx, call, p)
+		return res, err
 	}
+}
+
+// noAnswer ends the stream of a call the client cancelled with notifications/cancelled
+// without its response: a cancelled request gets none (MCP, "Cancellation"), and the SDK
+// answers every request whose handler returns. The SDK cancels the call's context for
+// that notification, and when the session ends, whose streams end with it; a call
+// stopped because its own POST went away has no stream left to end.
+func noAnswer(sdkCtx context.Context, call *mcp.CallToolRequest, p *httpPost) {
+	if sdkCtx.Err() == nil || p.ctx.Err() != nil || call.Extra == nil || call.Extra.CloseSSEStream == nil {
+		return
+	}
+	call.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{})
 }
 
 func toolError(msg string) *mcp.CallToolResult {

@@ -44,7 +44,7 @@ func addEditor(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
-		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), viewBudget),
+		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), h.contentBudget()),
 		InputSchema: optionalSchemaOf[EditorArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.editor)
@@ -158,7 +158,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	if e.ModeLost != "" {
 		s += "\nNote: " + e.ModeLost + "."
 	}
-	return s, nil
+	return s + heldNote(e.Held), nil
 }
 
 // undo is str_replace_editor's undo_edit.
