@@ -180,3 +180,43 @@ func TestForkBomb(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessLimitWithoutCgroups: where Boris cannot make cgroups (here, as an
+// unprivileged user), a command's shell sets RLIMIT_NPROC to the commands' share of
+// Boris's own, keeping a reserve for the server.
+func TestProcessLimitWithoutCgroups(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run the server as another user")
+	}
+	// The server runs as nobody: it must reach its binary and its working directory.
+	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "boris-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/bash", "-c", `ulimit -u 300 && exec "$0" --transport stdio --workdir "$1"`, binary, dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stderr = &syncBuffer{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting over stdio: %v (stderr: %s)", err, cmd.Stderr)
+	}
+	defer cs.Close()
+	for _, command := range []string{"ulimit -u", "cd . && ulimit -u"} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 300 less the server's reserve: an eighth, at least 64.
+		if text := resultText(res); !strings.Contains(text, "stdout:\n236\n") {
+			t.Errorf("bash(%q) = %s, want the limit 236", command, text)
+		}
+	}
+}
