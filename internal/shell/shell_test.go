@@ -232,9 +232,10 @@ func TestStopMarked(t *testing.T) {
 	needEscapeTracking(t)
 	prefix := "test-" + randomHex(4) + "/"
 	// Wait until the child runs sleep in a session of its own, so that the shell does not
-	// exit while it still belongs to the group or is between setsid and exec.
+	// exit while it still belongs to the group or is between setsid and exec; and until
+	// its environment shows, which exec sets up a moment after the name.
 	c := command(t, "/bin/bash", `setsid sleep 100 >/dev/null 2>&1 & pid=$!
-until read -r _ comm _ _ _ sid _ </proc/$pid/stat && [ "$comm $sid" = "(sleep) $pid" ]; do :; done
+until read -r _ comm _ _ _ sid _ </proc/$pid/stat && [ "$comm $sid" = "(sleep) $pid" ] && IFS= read -r -d '' _ </proc/$pid/environ; do :; done
 echo $pid`)
 	c.Mark = prefix + "7"
 	p, res := run(t, c)
