@@ -29,7 +29,7 @@ type Config struct {
 	Timeout   time.Duration
 
 	AllowDirs []string // as given; pathscope makes them canonical
-	DenyDirs  []string // plain directories or doublestar patterns
+	DenyDirs  []string // plain directories or glob patterns (package glob)
 
 	// ConfineBash says whether commands are confined to the allowed directories with
 	// Landlock: "auto", "on" or "off" (see package confine). "" means "auto".
@@ -130,7 +130,7 @@ type cli struct {
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
 	Timeout         time.Duration `help:"Default bash timeout: seconds, or a duration such as 90s or 10m." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir        []string      `help:"Confine file tools to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
-	DenyDir         []string      `help:"Hide a path, a name at any depth (no slash, such as '.env') or a doublestar pattern such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
+	DenyDir         []string      `help:"Hide a path, a name at any depth (no slash, such as '.env') or a glob such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
 	ConfineBash     string        `help:"Confine commands to the --allow-dir directories with Landlock: auto (when --allow-dir is set and the kernel can), on (or refuse to start), off." default:"auto" enum:"auto,on,off" envvar:"BORIS_CONFINE_BASH"`
 	ConfineRead     []string      `help:"Let confined commands also read and run programs beneath this path (repeatable)." placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
 	ConfineWrite    []string      `help:"Let confined commands also write beneath this directory (repeatable)." placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
