@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultBudget is how many characters of one stream a result shows (seed D5).
+// DefaultBudget is how many characters of one stream a result shows.
 const DefaultBudget = 30_000
 
 // keepBytes is how much of a stream's start and end an [Output] holds in memory. It must be

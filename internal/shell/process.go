@@ -24,7 +24,7 @@ import (
 
 // Defaults for [Command] fields left zero.
 const (
-	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL (seed D4)
+	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL
 	DefaultDrain = 250 * time.Millisecond // pipes held open after the shell exits
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/mjkoo/boris/internal/watch"
 )
 
-// maxTimeout is the largest bash timeout a call may ask for (seed D2).
+// maxTimeout is the largest bash timeout a call may ask for.
 const maxTimeout = 600_000 * time.Millisecond
 
 // Progress notifications (see [handlers.progress]): none for a command that ends within
