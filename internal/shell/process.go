@@ -1,6 +1,3 @@
-// Package shell runs one command: in its own process group, with stdin at EOF, bounded
-// capture of its output, and the working directory and exported variables it ended with
-// learned out of band; it stops the whole group on cancel.
 package shell
 
 import (
