@@ -123,31 +123,31 @@ var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 // process environment.
 type cli struct {
 	Transport       string        `help:"Transport: http or stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Host            string        `help:"Address to listen on (http). 0.0.0.0 listens on every interface, and needs a token." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Port            int           `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
-	Host            string        `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
-	Timeout         time.Duration `help:"Default bash timeout: seconds, or a duration such as 90s or 10m." default:"120" envvar:"BORIS_TIMEOUT"`
-	AllowDir        []string      `help:"Confine file tools to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	Timeout         time.Duration `help:"Default bash timeout: seconds, or a duration such as 90s or 10m (the bash tool's own timeout is in milliseconds)." default:"120" envvar:"BORIS_TIMEOUT"`
+	AllowDir        []string      `help:"Confine file tools, and commands where the kernel has Landlock, to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
 	DenyDir         []string      `help:"Hide a path, a name at any depth (no slash, such as '.env') or a glob such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
 	ConfineBash     string        `help:"Confine commands to the --allow-dir directories with Landlock: auto (when --allow-dir is set and the kernel can), on (or refuse to start), off." default:"auto" enum:"auto,on,off" envvar:"BORIS_CONFINE_BASH"`
 	ConfineRead     []string      `help:"Let confined commands also read and run programs beneath this path (repeatable)." placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
 	ConfineWrite    []string      `help:"Let confined commands also write beneath this directory (repeatable)." placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
-	ConfineNetwork  bool          `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later)." envvar:"BORIS_CONFINE_NETWORK"`
+	ConfineNetwork  bool          `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later); refuse to start where the kernel cannot." envvar:"BORIS_CONFINE_NETWORK"`
 	LandlockABI     int           `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: what the kernel has; -1: as if there were no Landlock)." default:"0" envvar:"BORIS_LANDLOCK_ABI"`
 	NoBash          bool          `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string      `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string        `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	AnthropicCompat bool          `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
-	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	Tools           string        `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
 	Structured      bool          `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
+	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	Token           string        `placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user)." envvar:"BORIS_TOKEN"`
 	TokenFile       string        `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
 	GenerateToken   bool          `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
 	AllowOrigin     []string      `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
 	InsecureNoAuth  bool          `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
 	MaxRequestSize  string        `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
-	MaxSessions     int           `help:"Most live MCP sessions over HTTP, and most stateless workspaces." default:"64" envvar:"BORIS_MAX_SESSIONS"`
+	MaxSessions     int           `help:"Most live MCP sessions over HTTP, and most stateless workspaces; when full, the least recently used idle one is closed." default:"64" envvar:"BORIS_MAX_SESSIONS"`
 	SessionIdle     time.Duration `name:"session-idle-timeout" help:"Seconds (or a duration such as 30m) before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	Stateless       bool          `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int           `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
@@ -156,7 +156,7 @@ type cli struct {
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
 	Watch           string        `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
 	NoWatch         bool          `help:"Do not serve the live view of tool calls at /watch." envvar:"BORIS_NO_WATCH"`
-	Version         bool          `help:"Print the version and exit."`
+	Version         bool          `help:"Print the version, and the Landlock ABI this kernel offers, and exit."`
 }
 
 // Parse reads args (without the program name) and the BORIS_* variables from getenv, and
