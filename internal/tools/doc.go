@@ -10,3 +10,7 @@
 // names start with CC or cc). Each row of the tool table (table.go) names its tool, the
 // faces that offer it, and how its calls read in the live view and the audit log.
 package tools
+
+// The input schemas first: the goldens and call scripts are made by a build that uses them.
+//go:generate go test -run ^TestGeneratedSchemas$ -update .
+//go:generate go test -run ^(TestToolsListGolden|TestReadmeToolsSection|TestCalls)$ -update .
