@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -15,6 +16,10 @@ const (
 	On   = "on"   // confine, or refuse to start
 	Off  = "off"  // never confine
 )
+
+// errNoSeccomp says that commands cannot be kept from network protocols other than TCP
+// here: the seccomp filter that does it is written for amd64 and arm64 alone.
+var errNoSeccomp = errors.New("--confine-network: Boris can keep commands from network protocols other than TCP only on amd64 and arm64, not on " + runtime.GOARCH)
 
 // ErrClosed is returned by [Domain.ForkExec] once the Domain is closed.
 var ErrClosed = errors.New("confinement domain is closed")
@@ -121,6 +126,8 @@ func decide(o Options) (*Policy, error) {
 		return nil, fmt.Errorf("--confine-bash=on: commands cannot be confined: %s; use --confine-bash=auto to run them unconfined, or run Boris in a container", why)
 	case o.Network && abi < 4:
 		return nil, fmt.Errorf("--confine-network: this kernel cannot forbid TCP to commands (%s; Landlock ABI 4, Linux 6.7, is needed)", describe(abi, why))
+	case o.Network && !canFilterNetwork():
+		return nil, errNoSeccomp
 	case !p.paths:
 		p.why = "no --allow-dir"
 	case abi < 1:
@@ -266,6 +273,26 @@ func lookPath(name, path string) string {
 	return ""
 }
 
+// CanRead reports whether confined commands may read the file at path (as Landlock sees
+// it, beneath its real path), through the rules decided at startup: false when commands
+// are not confined to paths, which says nothing of what unconfined commands may read.
+func (p *Policy) CanRead(path string) bool {
+	if !p.paths {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	} else if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	for _, r := range p.rules {
+		if r.access != list && within(path, r.path) {
+			return true
+		}
+	}
+	return false
+}
+
 // ABI returns the Landlock ABI version in use: 0 when Landlock is not available.
 func (p *Policy) ABI() int { return p.abi }
 
@@ -323,7 +350,7 @@ func (p *Policy) String() string {
 		parts = append(parts, "paths not confined ("+p.why+")")
 	}
 	if p.network {
-		parts = append(parts, "no TCP connect or bind")
+		parts = append(parts, "no TCP connect or bind, and no sockets but UNIX, netlink, TCP and UDP ones")
 	}
 	if p.scopeSignal {
 		parts = append(parts, "no signals outside the session")

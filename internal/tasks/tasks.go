@@ -108,6 +108,9 @@ type Task struct {
 	errMark  shell.Mark
 	ended    time.Time
 	readDone bool // output was read to the end after the task finished
+	// foreground: started by StartForeground and not yet kept; ending: its command has
+	// ended and its result is being recorded (see detach.go).
+	foreground, ending bool
 }
 
 // Start runs c in the background as a new task. c.Name is set by Start; c.OnOutput, if
