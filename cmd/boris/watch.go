@@ -99,6 +99,8 @@ func follow(ctx context.Context, url, token string, last *string, p *printer) (b
 	}
 	defer func() { _ = res.Body.Close() }()
 	switch {
+	case res.StatusCode == http.StatusUnauthorized && token != "":
+		return false, fatalError{fmt.Errorf("%s: the server refused the token: it is not this server's token; pass the one the server was started with (--token or BORIS_TOKEN)", url)}
 	case res.StatusCode == http.StatusUnauthorized:
 		return false, fatalError{fmt.Errorf("%s: the server needs its token: pass --token or set BORIS_TOKEN", url)}
 	case res.StatusCode == http.StatusNotFound:

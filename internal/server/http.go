@@ -69,7 +69,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.health)
 	s.mountWatch(mux)
 	mux.HandleFunc("/", s.notFound)
-	return s.checkHost(mux)
+	return s.logRefusals(s.checkHost(mux))
 }
 
 // streamsPerSession is how many /mcp responses (event streams, or answers on their way)

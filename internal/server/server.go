@@ -1,5 +1,3 @@
-// Package server runs Boris's MCP server over STDIO or streamable HTTP, giving every client
-// session its own state and freeing that state, processes included, when the session ends.
 package server
 
 import (
@@ -16,6 +14,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -57,6 +56,8 @@ type Server struct {
 	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
 
 	beforeCalls func() // see BeforeCalls
+
+	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -133,6 +134,7 @@ func (s *Server) startMCP() {
 	// its state, or each would get a state of its own.
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.startWatch()
+	s.startTasks()
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
 }
 
@@ -217,10 +219,11 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
 		}
 		s.publishSessionEnd(st)
-		s.log.Debug("session closed", "session", st.ID)
+		s.log.Info("session closed", "session", st.ID)
 	})
-	s.publishSession(st, s.cfg.Transport, clientOf(ss))
-	s.log.Debug("session opened", "session", id)
+	client := clientOf(ss)
+	s.publishSession(st, s.cfg.Transport, client)
+	s.log.Info("session opened", "session", id, "client", clientName(client))
 	return st, nil
 }
 
@@ -380,6 +383,8 @@ func (f floor) Handle(ctx context.Context, r slog.Record) error {
 	return f.Handler.Handle(ctx, r)
 }
 
+// floor is a slog.Handler under the SDK's logger that drops records below min, so that
+// the SDK's per-connection lines stay out of the log unless debugging.
 type floor struct {
 	slog.Handler
 	min slog.Level

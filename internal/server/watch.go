@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,6 +65,14 @@ func clientOf(ss *mcp.ServerSession) *mcp.Implementation {
 		return p.ClientInfo
 	}
 	return nil
+}
+
+// clientName is how the log names a client: its name and version, or "unknown".
+func clientName(c *mcp.Implementation) string {
+	if c == nil || c.Name == "" {
+		return "unknown"
+	}
+	return strings.TrimSpace(c.Name + " " + c.Version)
 }
 
 func (s *Server) publishSessionEnd(st *session.Session) {

@@ -103,7 +103,7 @@ func (s *Server) bindWorkspace(ss *mcp.ServerSession, key, owner string, client 
 		sum := sha256.Sum256([]byte(key))
 		ws = &workspace{key: key, owner: owner, st: s.newState("ws-" + hex.EncodeToString(sum[:6]))}
 		s.workspaces[key] = ws
-		s.log.Debug("workspace opened", "workspace", ws.st.ID)
+		s.log.Info("workspace opened", "workspace", ws.st.ID, "client", clientName(client))
 		s.publishSession(ws.st, "http (stateless)", client)
 	}
 	ws.active++
@@ -187,7 +187,7 @@ func (s *Server) reapWorkspace(ws *workspace) {
 		return
 	}
 	s.dropWorkspaceLocked(ws)
-	s.log.Debug("idle workspace closed", "workspace", ws.st.ID)
+	s.log.Info("idle workspace closed", "workspace", ws.st.ID)
 }
 
 // dropWorkspaceLocked forgets ws and closes its state in the background. s.mu must be held.
