@@ -27,7 +27,7 @@ func limitedServer(t *testing.T, max int, args ...string) (string, *exec.Cmd, *s
 	t.Helper()
 	procs := testutil.PidsCgroup(t, max)
 	if procs == "" {
-		t.Skip("needs root and a pids controller to put the server under a process limit")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs root and a pids controller to put the server under a process limit")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -187,7 +187,7 @@ func TestForkBomb(t *testing.T) {
 func TestProcessLimitWithoutCgroups(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run the server as another user")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs root, to run the server as another user")
 	}
 	// The server runs as nobody: it must reach its binary and its working directory.
 	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {

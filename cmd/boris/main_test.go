@@ -778,7 +778,7 @@ func TestShutdownKillsChainOutOfCgroup(t *testing.T) {
 	t.Parallel()
 	root := testutil.Cgroup2Root()
 	if os.Geteuid() != 0 || root == "" {
-		t.Skip("needs root and cgroup v2: only root can leave a cgroup")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs root and cgroup v2: only root can leave a cgroup")
 	}
 	dir := t.TempDir()
 	base, cmd, stderr := httpServer(t, "--workdir", dir)
@@ -807,7 +807,7 @@ func TestShutdownKillsChainOutOfCgroup(t *testing.T) {
 func TestLeftoversOfKilledServerEnd(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 || testutil.Cgroup2Root() == "" {
-		t.Skip("needs cgroup v2 that Boris can write to")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs cgroup v2 that Boris can write to")
 	}
 	// start starts a server, runs a background task and a command that leaves a process
 	// running, and returns the server and the pids of both.

@@ -49,7 +49,7 @@ func TestLaunchedShellMovesIntoItsCgroup(t *testing.T) {
 // running, and its result says so. Not parallel: the limit is the process's.
 func TestProcessLimit(t *testing.T) {
 	if !cgroupsUsable() || pidsBase().base == "" {
-		t.Skip("no pids cgroup for each command here")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "no pids cgroup for each command here")
 	}
 	LimitProcesses(20)
 	defer LimitProcesses(0)
