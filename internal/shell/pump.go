@@ -129,6 +129,9 @@ func (p *Process) closeFDs() {
 	closeFD(&p.pipes[0])
 	closeFD(&p.pipes[1])
 	closeFD(&p.pidfd)
+	if p.tty != nil {
+		_ = p.tty.Close()
+	}
 	p.fdMu.Lock()
 	if p.wakeW == p.wakeFD {
 		p.wakeW = -1

@@ -1,0 +1,164 @@
+package term
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxProbed bounds the processes a probe looks at.
+const maxProbed = 64
+
+// Look returns the kernel's view of the foreground process group of the terminal whose
+// master is master and whose slave is named slave (/dev/pts/N). pids are the command's
+// processes, as far as they are tracked; only those in the foreground group count (its
+// leader is looked at whether listed or not).
+//
+// It uses TIOCGPGRP for the foreground group, and, for each of its processes,
+// /proc/PID/stat (asleep?), /proc/PID/syscall (in which system call, on which
+// descriptor) and /proc/PID/fd (is that descriptor the terminal?).
+func Look(master *os.File, slave string, pids []int) Probe {
+	pgrp, err := foreground(master)
+	if err != nil {
+		return Probe{Reading: Unknown}
+	}
+	best := Probe{Reading: Busy, Runs: map[int]uint64{}}
+	seen := 0
+	look := func(pid int) {
+		if seen >= maxProbed {
+			return
+		}
+		st, ok := readStat(pid)
+		if !ok || st.pgrp != pgrp {
+			return
+		}
+		seen++
+		best.Runs[pid] = runs(pid)
+		if st.state != 'S' {
+			return
+		}
+		if r := waitsOn(pid, slave); r > best.Reading {
+			best.Reading = r
+		}
+	}
+	look(pgrp)
+	for _, pid := range pids {
+		if pid != pgrp {
+			look(pid)
+		}
+	}
+	if seen == 0 {
+		return Probe{Reading: Unknown}
+	}
+	return best
+}
+
+func foreground(master *os.File) (int, error) {
+	rc, err := master.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var pgrp int
+	cerr := rc.Control(func(fd uintptr) { pgrp, err = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) })
+	if cerr != nil {
+		return 0, cerr
+	}
+	return pgrp, err
+}
+
+type stat struct {
+	state byte
+	pgrp  int
+}
+
+// readStat reads a process's state and process group from /proc/PID/stat.
+func readStat(pid int) (stat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return stat{}, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the command name may hold anything
+	if i < 0 {
+		return stat{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return stat{}, false
+	}
+	pgrp, err := strconv.Atoi(f[2])
+	return stat{state: f[0][0], pgrp: pgrp}, err == nil
+}
+
+// runs returns how often pid was scheduled (the third field of /proc/PID/schedstat),
+// or, without schedstat, its context switches.
+func runs(pid int) uint64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	if b, err := os.ReadFile(dir + "schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 3 {
+			if n, err := strconv.ParseUint(f[2], 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	b, _ := os.ReadFile(dir + "status")
+	var n uint64
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+			m, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			n += m
+		}
+	}
+	return n
+}
+
+// waitsOn says how surely the sleeping process pid waits to read the terminal slave.
+func waitsOn(pid int, slave string) View {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	if err != nil {
+		return Busy
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return Busy // "running", or "-1 ..." when not in a system call
+	}
+	nr, err1 := strconv.Atoi(f[0])
+	arg0, err2 := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+	if err1 != nil || err2 != nil {
+		return Busy
+	}
+	isTTY := func(fd uint64) bool {
+		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.FormatUint(fd, 10))
+		return err == nil && l == slave
+	}
+	switch kind(nr) {
+	case callRead:
+		if isTTY(arg0) {
+			return Reading
+		}
+	case callSelect:
+		// arg0 is the highest descriptor waited for, plus one: with only a few, the
+		// terminal among them is what it waits for.
+		for fd := uint64(0); fd < min(arg0, 8); fd++ {
+			if isTTY(fd) {
+				return Reading
+			}
+		}
+	case callPoll:
+		if isTTY(0) {
+			return Polling
+		}
+	}
+	return Busy
+}
+
+type call int
+
+const (
+	callOther call = iota
+	callRead
+	callSelect
+	callPoll
+)
