@@ -67,7 +67,7 @@ const (
 // Exchange is the outcome of typing at a terminal task, or of waiting on one.
 type Exchange struct {
 	Why      Why
-	Snapshot        // the task's state and its new output, as plain text
+	Snapshot // the task's state and its new output, as plain text
 	Screen   term.Snapshot
 	View     term.View // what the kernel said of the foreground program last
 }
