@@ -100,12 +100,13 @@ type Process struct {
 	report  *os.File // the state report, written by the shell as it exits
 	grace   time.Duration
 	drain   time.Duration
-	env     []string // the environment it started with
-	mark    string   // its BORIS_RUN value, or ""
-	fam     *family  // every process it started
-	script  string   // the file holding a long script, removed once the shell is done; or ""
-	tty     *os.File // the master side of the command's pseudo-terminal, or nil
-	ttyName string   // the name of its slave side
+	env     []string   // the environment it started with
+	mark    string     // its BORIS_RUN value, or ""
+	fam     *family    // every process it started
+	script  string     // the file holding a long script, removed once the shell is done; or ""
+	tty     *os.File   // the master side of the command's pseudo-terminal, or nil
+	ttyName string     // the name of its slave side
+	ttyMu   sync.Mutex // held to read the terminal's output, see FlushTTY
 
 	// The command's output and exit are watched with poll(2) from the goroutine in
 	// [Process.Wait] (see pump.go): no reader goroutines, no netpoller round trips.

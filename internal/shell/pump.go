@@ -70,6 +70,11 @@ func (p *Process) readPipe(fd int) {
 	if fd == p.pipes[1] {
 		i = 1
 	}
+	if p.tty != nil {
+		// FlushTTY reads the terminal too: one reader at a time keeps the output in order.
+		p.ttyMu.Lock()
+		defer p.ttyMu.Unlock()
+	}
 	bufp := buffers.Get().(*[]byte)
 	defer buffers.Put(bufp)
 	buf := *bufp

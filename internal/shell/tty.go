@@ -23,29 +23,45 @@ func (p *Process) openTTY(size TTYSize) (*os.File, error) {
 		return nil, fmt.Errorf("opening a pseudo-terminal: %w", err)
 	}
 	fail := func(err error) (*os.File, error) {
-		_ = master.Close()
+		if master != nil {
+			_ = master.Close()
+		}
 		_ = slave.Close()
 		return nil, err
 	}
 	if err := pty.Setsize(master, &pty.Winsize{Rows: size.Rows, Cols: size.Cols}); err != nil {
 		return fail(fmt.Errorf("setting the terminal's size: %w", err))
 	}
-	// The master is in Go's poller for writes with deadlines; pump polls a duplicate,
-	// non-blocking like the master (the flag belongs to the open file they share).
+	// The master is made non-blocking and put in Go's poller, for writes with deadlines;
+	// pump polls a duplicate (non-blocking too: the flag belongs to the open file they
+	// share), which FlushTTY reads without blocking.
 	rc, err := master.SyscallConn()
 	if err != nil {
 		return fail(err)
 	}
-	dupErr := rc.Control(func(fd uintptr) { p.pipes[0], err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 3) })
-	if dupErr != nil || err != nil {
-		p.pipes[0] = -1
-		return fail(fmt.Errorf("duplicating the terminal's descriptor: %w", cmpErr(dupErr, err)))
+	mfd := -1
+	if cerr := rc.Control(func(fd uintptr) { mfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 3) }); cerr != nil || err != nil {
+		return fail(fmt.Errorf("duplicating the terminal's descriptor: %w", cmpErr(cerr, err)))
 	}
+	_ = master.Close()
+	master = nil
+	if err := unix.SetNonblock(mfd, true); err != nil {
+		_ = unix.Close(mfd)
+		return fail(err)
+	}
+	if p.pipes[0], err = unix.FcntlInt(uintptr(mfd), unix.F_DUPFD_CLOEXEC, 3); err != nil {
+		p.pipes[0] = -1
+		_ = unix.Close(mfd)
+		return fail(fmt.Errorf("duplicating the terminal's descriptor: %w", err))
+	}
+	p.tty = os.NewFile(uintptr(mfd), "/dev/ptmx")
 	if p.wakeFD, p.wakeW, err = newWaker(); err != nil {
 		closeFD(&p.pipes[0])
+		_ = p.tty.Close()
+		p.tty = nil
 		return fail(fmt.Errorf("creating a wakeup descriptor: %w", err))
 	}
-	p.tty, p.ttyName = master, slave.Name()
+	p.ttyName = slave.Name()
 	return slave, nil
 }
 
@@ -69,6 +85,33 @@ func (p *Process) PID() int { return p.pid }
 // Members returns the processes of the command that still run, the shell included
 // while it runs, as far as they can be tracked (its cgroup, or its process group).
 func (p *Process) Members() []int { return p.fam.members() }
+
+// FlushTTY takes in what the command wrote to its terminal until now: output still on
+// its way through the kernel (a terminal's output is handed from the writer to the
+// reader by a kernel worker, a moment later) is waited for and read, as a read(2) of the
+// master does when nothing has arrived yet. It reports whether there was any.
+func (p *Process) FlushTTY() bool {
+	if p.tty == nil {
+		return false
+	}
+	p.ttyMu.Lock()
+	defer p.ttyMu.Unlock()
+	fd := p.pipes[0]
+	if fd < 0 || isClosed(p.waited) {
+		return false
+	}
+	bufp := buffers.Get().(*[]byte)
+	defer buffers.Put(bufp)
+	got := false
+	for {
+		n, err := unix.Read(fd, *bufp)
+		if n <= 0 || err != nil {
+			return got
+		}
+		got = true
+		_, _ = p.Stdout.Write((*bufp)[:n])
+	}
+}
 
 // hangUp sends SIGHUP where a terminal's hang-up would: a shell reading a terminal
 // ignores SIGTERM, and ends on SIGHUP.

@@ -17,10 +17,11 @@ const DefaultMaxTTY = 8
 const (
 	// DefaultSettle is how long output must have stopped once the kernel says the program
 	// reads its terminal: what it printed just before may still be on its way.
-	DefaultSettle = 2 * time.Millisecond
+	DefaultSettle = time.Millisecond
 	// DefaultQuiet is how long output must have stopped when the kernel's view is only a
 	// guess (the program polls), missing, or the program is full-screen.
 	DefaultQuiet = time.Second
+	escSettle    = 150 * time.Millisecond
 	minStep      = time.Millisecond
 	maxStep      = 50 * time.Millisecond
 )
@@ -136,21 +137,52 @@ func (m *Manager) Send(ctx context.Context, id string, text []byte, keys []term.
 	if err := t.screen.Type(text, keys); err != nil {
 		return Exchange{}, fmt.Errorf("%w: some input typed earlier at %s was dropped", err, t.ID)
 	}
+	before.At = time.Now()
+	if endsInEsc(text, keys) {
+		// A lone Esc may start a key's sequence: the program waits its escape timeout
+		// (vim's ttimeoutlen, 100 ms by default) before it acts on it.
+		until.Settle = max(until.Settle, escSettle)
+	}
 	why, view := t.settle(ctx, before, until)
 	return m.exchange(t, why, view, budget, hint), nil
 }
 
-// Settle waits, as [Manager.Send] does after typing, on task id.
+// Settle waits, as [Manager.Send] does after typing, on task id, and returns the
+// output not yet read.
 func (m *Manager) Settle(ctx context.Context, id string, until Until, budget int, hint shell.Hint) (Exchange, error) {
+	why, view, err := m.Await(ctx, id, until)
+	if err != nil {
+		return Exchange{}, err
+	}
 	t, err := m.get(id)
 	if err != nil {
 		return Exchange{}, err
 	}
+	return m.exchange(t, why, view, budget, hint), nil
+}
+
+// Await waits, as [Manager.Send] does after typing, on task id, and reads nothing.
+func (m *Manager) Await(ctx context.Context, id string, until Until) (Why, term.View, error) {
+	t, err := m.get(id)
+	if err != nil {
+		return 0, 0, err
+	}
 	if !t.TTY() {
-		return Exchange{}, fmt.Errorf("%w: %s was started without one", ErrNoTTY, t.ID)
+		return 0, 0, fmt.Errorf("%w: %s was started without one", ErrNoTTY, t.ID)
 	}
 	why, view := t.settle(ctx, term.Probe{}, until)
-	return m.exchange(t, why, view, budget, hint), nil
+	return why, view, nil
+}
+
+// Forget drops task id, which has ended, from the list, as if it had never been a
+// task: a foreground command that ran to its end within its call.
+func (m *Manager) Forget(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.tasks[id]; ok && t.finished() {
+		delete(m.tasks, id)
+		m.release(t)
+	}
 }
 
 // Screen returns what task id's terminal shows.
@@ -169,6 +201,14 @@ func (m *Manager) exchange(t *Task, why Why, view term.View, budget int, hint sh
 	x := Exchange{Why: why, View: view, Screen: t.screen.Snapshot()}
 	x.Snapshot = m.read(t, budget, hint)
 	return x
+}
+
+// endsInEsc reports whether what is typed ends with a lone Esc.
+func endsInEsc(text []byte, keys []term.Key) bool {
+	if len(keys) > 0 {
+		return keys[len(keys)-1].IsEsc()
+	}
+	return len(text) > 0 && text[len(text)-1] == 0x1b
 }
 
 // probe looks at the task's foreground processes.
@@ -193,6 +233,9 @@ func (t *Task) settle(ctx context.Context, before term.Probe, u Until) (Why, ter
 			return WhyExited, view
 		}
 		quiet := time.Since(last)
+		if !before.At.IsZero() {
+			quiet = min(quiet, time.Since(before.At))
+		}
 		wait := step
 		if quiet < u.Settle {
 			wait = u.Settle - quiet
@@ -225,6 +268,9 @@ func (t *Task) settle(ctx context.Context, before term.Probe, u Until) (Why, ter
 // settled says whether waiting on t is over, output having stopped for quiet.
 func (t *Task) settled(before term.Probe, quiet time.Duration, u Until) (Why, term.View, bool) {
 	p := t.probe()
+	if p.Reading == term.Reading && t.proc.FlushTTY() {
+		return 0, p.Reading, false // it printed more before it went to sleep: look again
+	}
 	ran := p.RanSince(before)
 	alt := t.screen.Alt()
 	switch {

@@ -15,6 +15,9 @@ type Key struct {
 
 func (k Key) event() uv.KeyPressEvent { return uv.KeyPressEvent{Code: k.code, Mod: k.mod} }
 
+// IsEsc reports whether k is Esc, unmodified.
+func (k Key) IsEsc() bool { return k.code == uv.KeyEscape && k.mod == 0 }
+
 // keyNames are the named keys, lower case, without separators.
 var keyNames = []struct {
 	name string

@@ -255,8 +255,10 @@ func (sn Snapshot) Text() string {
 	return strings.Join(sn.Lines[:end], "\n") + "\n"
 }
 
-// Close stops the screen; what it was last showing can still be had.
+// Close stops the screen once the output handed to it is interpreted; what it shows then
+// can still be had.
 func (s *Screen) Close() {
+	s.flush()
 	s.pmu.Lock()
 	if s.closed {
 		s.pmu.Unlock()

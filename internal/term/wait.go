@@ -1,5 +1,7 @@
 package term
 
+import "time"
+
 // View is what the kernel says of a terminal's foreground programs.
 type View int
 
@@ -24,6 +26,8 @@ type Probe struct {
 	// Runs counts, per foreground process, how often it was scheduled: a process that
 	// ran since an earlier Probe has had the chance to read what was typed since.
 	Runs map[int]uint64
+	// At is when input was typed after the probe, or zero.
+	At time.Time
 }
 
 // RanSince reports whether a process that [Probe.Reading] is about has run since

@@ -18,7 +18,8 @@ const maxProbed = 64
 //
 // It uses TIOCGPGRP for the foreground group, and, for each of its processes,
 // /proc/PID/stat (asleep?), /proc/PID/syscall (in which system call, on which
-// descriptor) and /proc/PID/fd (is that descriptor the terminal?).
+// descriptor) and /proc/PID/fd (is that descriptor the terminal?); and TIOCINQ on the
+// slave: a program with input typed ahead has yet to read it, whatever it sleeps in.
 func Look(master *os.File, slave string, pids []int) Probe {
 	pgrp, err := foreground(master)
 	if err != nil {
@@ -52,7 +53,21 @@ func Look(master *os.File, slave string, pids []int) Probe {
 	if seen == 0 {
 		return Probe{Reading: Unknown}
 	}
+	if best.Reading > Busy && unread(slave) {
+		best.Reading = Busy // typed ahead: it has input it has yet to read
+	}
 	return best
+}
+
+// unread reports whether the terminal slave holds input its programs have not read.
+func unread(slave string) bool {
+	fd, err := unix.Open(slave, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	return err == nil && n > 0
 }
 
 func foreground(master *os.File) (int, error) {

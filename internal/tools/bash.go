@@ -39,6 +39,7 @@ type BashArgs struct {
 	Timeout         int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (default: the server's --timeout; maximum 600000). On timeout the command's whole process group is stopped and the output so far is returned."`
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Start the command as a background task and return its task_id at once; read its output with task_output and stop it with task_kill."`
 	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional; not used)."`
+	TTY             bool   `json:"tty,omitempty" jsonschema:"Run the command in a terminal (a pseudo-terminal, 120x30, TERM=xterm-256color), for interactive programs: REPLs, prompts, debuggers, full-screen programs. The call returns early, as a task to type at with task_input, once the program waits for input or takes the whole screen."`
 }
 
 // BashResult is the structured form of a bash result.
@@ -59,6 +60,9 @@ type BashResult struct {
 	TaskID          string   `json:"task_id,omitempty" jsonschema:"The background task started, with run_in_background."`
 	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
 	Hint            string   `json:"hint,omitempty" jsonschema:"What happened and what to do next, as the text result says it: how to read a background task, why a command was stopped."`
+	TTY             bool     `json:"tty,omitempty" jsonschema:"The command ran in a terminal: stdout holds its output and stderr's, as the terminal showed them."`
+	Reason          string   `json:"reason,omitempty" jsonschema:"Why a command run in a terminal returned while it still runs: waiting for input, or a full-screen program."`
+	Screen          string   `json:"screen,omitempty" jsonschema:"The terminal's screen, for a full-screen program: a line with its size and the cursor, then its lines."`
 }
 
 const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
@@ -101,6 +105,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	c := session.Command{Script: in.Command, Shell: h.Config.Shell, Fallback: h.Config.Workdir,
 		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted}
 	if in.RunInBackground {
+		if in.TTY {
+			return h.startTTY(ctx, sess, c, out)
+		}
 		return h.startTask(ctx, sess, c, out)
 	}
 	c.Timeout = h.Config.Timeout
@@ -110,6 +117,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if c.Timeout > maxTimeout {
 		out.Notes = append(out.Notes, fmt.Sprintf("timeout %d ms is above the maximum; used %d ms", in.Timeout, maxTimeout.Milliseconds()))
 		c.Timeout = maxTimeout
+	}
+	if in.TTY {
+		return h.bashTTY(ctx, sess, c, out)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -373,6 +383,10 @@ func formatBash(r *BashResult) string {
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if r.TTY {
+		writeTTYStreams(&b, r.Stdout, r.Screen)
+		return b.String()
 	}
 	writeStreams(&b, r.Stdout, r.Stderr)
 	return b.String()

@@ -5,6 +5,7 @@ package tools
 var table = []entry{
 	{"bash", shellTools, addBash},
 	{"task_output", shellTools, addTaskOutput},
+	{"task_input", shellTools, addTaskInput},
 	{"task_kill", shellTools, addTaskKill},
 	{"task_list", shellTools, addTaskList},
 	{"view", split, addView},
