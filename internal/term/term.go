@@ -27,8 +27,15 @@ const (
 
 // maxPending bounds the output waiting to be interpreted. The emulator interprets a few
 // megabytes a second; a program that prints faster (a flood of log lines) has its older
-// output skipped on the screen, which then shows the newest, as a person would see it.
-const maxPending = 64 << 10
+// output skipped on the screen, which then shows the newest, as a person would see it:
+// past maxPending only the last keepOnSkip bytes are kept, and the screen catches up at
+// most every floodPause, or when it is looked at, so that a flood does not spend a core
+// on drawing what nobody sees.
+const (
+	maxPending = 64 << 10
+	keepOnSkip = 16 << 10
+	floodPause = 50 * time.Millisecond
+)
 
 // writeTimeout bounds one write to the terminal's input: a program that reads none of
 // its input must not hold a call.
@@ -52,6 +59,9 @@ type Screen struct {
 	busy    bool // the feeder is interpreting a batch
 	alt     int  // the alternate screen's state in skipped output: -1 unknown, 0 off, 1 on
 	skipped bool // output was skipped since the last snapshot
+	// flooding: output was skipped since the feeder last looked; it pauses.
+	flooding bool
+	want     chan struct{} // someone waits for the screen to catch up
 	fed     *sync.Cond
 	closed  bool
 	lost    int64 // input bytes the program did not take
@@ -63,8 +73,8 @@ type Screen struct {
 // nowhere until it is attached to a command's terminal ([Screen.Attach]).
 func NewScreen(rows, cols int) *Screen {
 	em := vt.NewEmulator(cols, rows)
-	em.SetScrollbackSize(0) // the screen is what is visible; the transcript is kept apart
-	s := &Screen{em: em, alt: -1, wake: make(chan struct{}, 1)}
+	em.SetScrollbackSize(1) // the screen is what is visible; the transcript is kept apart (0 means the default, 10000 lines)
+	s := &Screen{em: em, alt: -1, wake: make(chan struct{}, 1), want: make(chan struct{}, 1)}
 	s.fed = sync.NewCond(&s.pmu)
 	s.wg.Go(s.feed)
 	s.wg.Go(s.answer)
@@ -77,10 +87,11 @@ func (s *Screen) Write(p []byte) {
 	s.pmu.Lock()
 	if !s.closed {
 		s.pending = append(s.pending, p...)
-		if over := len(s.pending) - maxPending; over > 0 {
+		if len(s.pending) > maxPending {
+			over := len(s.pending) - keepOnSkip
 			s.noteAlt(s.pending[:over])
 			s.pending = append(s.pending[:0], s.pending[over:]...)
-			s.skipped = true
+			s.skipped, s.flooding = true, true
 		}
 	}
 	s.pmu.Unlock()
@@ -127,6 +138,13 @@ func (s *Screen) feed() {
 			s.pmu.Unlock()
 			return
 		}
+		if s.flooding {
+			s.flooding = false
+			s.busy = true
+			s.pmu.Unlock()
+			s.pause()
+			s.pmu.Lock()
+		}
 		batch := s.pending
 		s.pending = nil
 		alt := s.alt
@@ -144,6 +162,16 @@ func (s *Screen) feed() {
 		}
 		_, _ = s.em.Write(batch)
 		s.mu.Unlock()
+	}
+}
+
+// pause waits floodPause, or until someone waits for the screen.
+func (s *Screen) pause() {
+	t := time.NewTimer(floodPause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.want:
 	}
 }
 
@@ -212,6 +240,10 @@ func (s *Screen) Alt() bool {
 
 // flush waits until the output handed to the screen is interpreted.
 func (s *Screen) flush() {
+	select {
+	case s.want <- struct{}{}:
+	default:
+	}
 	s.pmu.Lock()
 	for (len(s.pending) > 0 || s.busy) && !s.closed {
 		s.fed.Wait()
@@ -269,6 +301,10 @@ func (s *Screen) Close() {
 	s.pmu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case s.want <- struct{}{}:
 	default:
 	}
 	// Closing the emulator's own pipe, not the emulator: Emulator.Close sets a flag that
