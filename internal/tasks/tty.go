@@ -15,14 +15,11 @@ const DefaultMaxTTY = 8
 
 // Defaults for [Until] fields left zero.
 const (
-	// DefaultSettle is how long output must have stopped once the kernel says the program
-	// reads its terminal: what it printed just before may still be on its way.
-	DefaultSettle = time.Millisecond
 	// DefaultQuiet is how long output must have stopped when the kernel's view is only a
 	// guess (the program polls), missing, or the program is full-screen.
 	DefaultQuiet = time.Second
 	escSettle    = 150 * time.Millisecond
-	minStep      = time.Millisecond
+	minStep      = 20 * time.Microsecond
 	maxStep      = 50 * time.Millisecond
 )
 
@@ -37,15 +34,15 @@ var (
 
 // Until says when waiting on a terminal task ends: at Wait at the latest.
 type Until struct {
-	Wait   time.Duration
-	Settle time.Duration // 0: DefaultSettle
+	Wait time.Duration
+	// Settle is how long output must have stopped, at least, once the kernel says the
+	// program reads its terminal. None is needed for what it printed before it went to
+	// sleep ([shell.Process.FlushTTY] takes that in).
+	Settle time.Duration
 	Quiet  time.Duration // 0: DefaultQuiet
 }
 
 func (u Until) withDefaults() Until {
-	if u.Settle <= 0 {
-		u.Settle = DefaultSettle
-	}
 	if u.Quiet <= 0 {
 		u.Quiet = DefaultQuiet
 	}
@@ -198,7 +195,10 @@ func (m *Manager) Screen(id string) (term.Snapshot, error) {
 }
 
 func (m *Manager) exchange(t *Task, why Why, view term.View, budget int, hint shell.Hint) Exchange {
-	x := Exchange{Why: why, View: view, Screen: t.screen.Snapshot()}
+	x := Exchange{Why: why, View: view}
+	if t.screen.Alt() {
+		x.Screen = t.screen.Snapshot() // else the caller asks for it if it wants it
+	}
 	x.Snapshot = m.read(t, budget, hint)
 	return x
 }
@@ -213,7 +213,7 @@ func endsInEsc(text []byte, keys []term.Key) bool {
 
 // probe looks at the task's foreground processes.
 func (t *Task) probe() term.Probe {
-	return term.Look(t.proc.TTY(), t.proc.TTYName(), t.proc.Members())
+	return term.Look(t.proc.TTY(), t.proc.TTYName(), t.proc.Members)
 }
 
 // settle waits until the program in t's terminal waits for input, goes quiet, or ends,

@@ -62,11 +62,11 @@ type Screen struct {
 	// flooding: output was skipped since the feeder last looked; it pauses.
 	flooding bool
 	want     chan struct{} // someone waits for the screen to catch up
-	fed     *sync.Cond
-	closed  bool
-	lost    int64 // input bytes the program did not take
-	wake    chan struct{}
-	wg      sync.WaitGroup
+	fed      *sync.Cond
+	closed   bool
+	lost     int64 // input bytes the program did not take
+	wake     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // NewScreen returns the screen of a terminal of rows and cols. What is typed at it goes
@@ -211,14 +211,18 @@ func (s *Screen) deliver(p []byte) {
 // Type sends text to the command as typed at the terminal, then presses keys. It
 // returns [ErrInputBlocked] when some of what earlier calls typed was not taken.
 func (s *Screen) Type(text []byte, keys []Key) error {
-	s.mu.Lock()
 	if len(text) > 0 {
-		_, _ = s.em.InputPipe().Write(text)
+		// Straight to the terminal: keys, which need the emulator's modes to be spelled,
+		// follow through it.
+		s.deliver(text)
 	}
-	for _, k := range keys {
-		s.em.SendKey(k.event())
+	if len(keys) > 0 {
+		s.mu.Lock()
+		for _, k := range keys {
+			s.em.SendKey(k.event())
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	s.pmu.Lock()
 	lost := s.lost
 	s.lost = 0

@@ -12,15 +12,16 @@ import (
 const maxProbed = 64
 
 // Look returns the kernel's view of the foreground process group of the terminal whose
-// master is master and whose slave is named slave (/dev/pts/N). pids are the command's
-// processes, as far as they are tracked; only those in the foreground group count (its
-// leader is looked at whether listed or not).
+// master is master and whose slave is named slave (/dev/pts/N). pids lists the command's
+// processes, as far as they are tracked; only those in the foreground group count. The
+// group's leader is looked at first, and pids called only when it does not read the
+// terminal itself (a shell waiting for its child, say).
 //
 // It uses TIOCGPGRP for the foreground group, and, for each of its processes,
 // /proc/PID/stat (asleep?), /proc/PID/syscall (in which system call, on which
 // descriptor) and /proc/PID/fd (is that descriptor the terminal?); and TIOCINQ on the
 // slave: a program with input typed ahead has yet to read it, whatever it sleeps in.
-func Look(master *os.File, slave string, pids []int) Probe {
+func Look(master *os.File, slave string, pids func() []int) Probe {
 	pgrp, err := foreground(master)
 	if err != nil {
 		return Probe{Reading: Unknown}
@@ -36,18 +37,20 @@ func Look(master *os.File, slave string, pids []int) Probe {
 			return
 		}
 		seen++
-		best.Runs[pid] = runs(pid)
 		if st.state != 'S' {
-			return
+			return // running: it has yet to sleep, so it counts as having run since any probe
 		}
+		best.Runs[pid] = runs(pid)
 		if r := waitsOn(pid, slave); r > best.Reading {
 			best.Reading = r
 		}
 	}
 	look(pgrp)
-	for _, pid := range pids {
-		if pid != pgrp {
-			look(pid)
+	if best.Reading < Reading {
+		for _, pid := range pids() {
+			if pid != pgrp {
+				look(pid)
+			}
 		}
 	}
 	if seen == 0 {

@@ -6,4 +6,4 @@ import "os"
 
 // Look returns [Unknown]: without Linux's /proc, only silence tells that a program
 // waits for input.
-func Look(*os.File, string, []int) Probe { return Probe{Reading: Unknown} }
+func Look(*os.File, string, func() []int) Probe { return Probe{Reading: Unknown} }
