@@ -67,13 +67,15 @@ type BashResult struct {
 
 const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
 
-Each call runs a fresh shell with stdin at EOF and no terminal, in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
+Each call runs a fresh shell with stdin at EOF and no terminal (unless tty is set), in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
 timeout is in milliseconds (default %d, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
 
 Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE).
 
 For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once (timeout does not apply; the task starts in the current working directory, and its cd and export do not persist). Poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & end when the session closes.
+
+For interactive programs (REPLs, y/N or password prompts, git add -p, debuggers, vim, less) set tty: the command runs in a 120x30 terminal and, once it waits for input or takes the whole screen, the call returns with its prompt (or its rendered screen) and a task_id; type at it with task_input.
 
 `
 
