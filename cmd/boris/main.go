@@ -24,6 +24,9 @@ import (
 )
 
 func main() {
+	if confine.IsLauncher() { // Boris started again to fork confined commands
+		os.Exit(confine.RunLauncher())
+	}
 	keepDescriptors()
 	// SIGHUP (the terminal closed, the ssh connection dropped) ends the server like
 	// SIGTERM, with the same cleanup: every command it started is stopped.
@@ -42,6 +45,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runWatch(ctx, args[1:], getenv, stdout, stderr)
 	}
 	cfg, err := config.Parse(args, getenv, buildVersion(), stdout)
+	if errors.Is(err, config.ErrVersion) {
+		fmt.Fprintf(stdout, "%s\n%s\n", buildVersion(), confine.Describe())
+		return nil
+	}
 	if errors.Is(err, config.ErrExit) {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/testutil"
 )
 
@@ -29,6 +30,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if confine.IsLauncher() { // tests that run Boris in this process confine its commands
+		os.Exit(confine.RunLauncher())
+	}
 	dir, err := os.MkdirTemp("", "boris-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/loopback"
 )
 
@@ -40,9 +39,13 @@ type Config struct {
 	ConfineNetwork bool     // confined commands may not use TCP
 	LandlockABI    int      // use at most this Landlock ABI: 0, what the kernel has; < 0, none
 
-	NoBash                bool
-	DisableTools          []string
-	MaxFileSize           int64
+	NoBash       bool
+	DisableTools []string
+	MaxFileSize  int64
+	// OutputBudget is the most characters one tool result shows of a command's output, a
+	// file or a search; past it the result keeps a head and a tail and says where the rest
+	// is. The default fits the clients' limits (see [DefaultOutputBudget]).
+	OutputBudget          int
 	AnthropicCompat       bool
 	RequireViewBeforeEdit bool
 	// Tools is the tool set offered: "boris" (Boris's own tools) or "claude-code" (Claude
@@ -109,6 +112,15 @@ const (
 	DefaultMaxSpillTotal = 1 << 30
 )
 
+// DefaultOutputBudget is the default [Config.OutputBudget]: within what Claude Code accepts
+// (25,000 tokens, about 100,000 characters) and what Codex keeps for its current models
+// (about 48,000 characters, cut from the middle) with room for the notes around it.
+// MinOutputBudget leaves room for the notes themselves.
+const (
+	DefaultOutputBudget = 30_000
+	MinOutputBudget     = 4_000
+)
+
 // DefaultStreamKeepAlive is how often a tool call's HTTP response stream carries a
 // comment while the call runs, well inside the idle limits of clients and proxies.
 const DefaultStreamKeepAlive = 15 * time.Second
@@ -116,6 +128,10 @@ const DefaultStreamKeepAlive = 15 * time.Second
 // ErrExit reports that the command line asked for something that ends the program
 // successfully without serving, such as --help or --version.
 var ErrExit = errors.New("exit")
+
+// ErrVersion reports that the command line asked for the version (--version), which the
+// program prints; it is an [ErrExit].
+var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 
 // cli is the command line, as [ParseFlags] reads it. Every flag names its environment
 // variable in an envvar tag, read through the getenv given to [Parse] rather than the
@@ -136,6 +152,7 @@ type cli struct {
 	NoBash          bool          `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string      `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string        `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
+	OutputBudget    int           `help:"Most characters one tool result shows of a command's output, a file or a search (the rest is saved and the result says how to read it); the default fits Claude Code and Codex." default:"30000" envvar:"BORIS_OUTPUT_BUDGET"`
 	AnthropicCompat bool          `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
 	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	Tools           string        `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
@@ -159,8 +176,8 @@ type cli struct {
 }
 
 // Parse reads args (without the program name) and the BORIS_* variables from getenv, and
-// returns a validated Config. Help and version text go to stdout; then Parse returns
-// [ErrExit]. Any other error is one line fit to show a user.
+// returns a validated Config. Help goes to stdout; then Parse returns [ErrExit]. For
+// --version it returns [ErrVersion], for the caller to print the version. Any other error is one line fit to show a user.
 func Parse(args []string, getenv func(string) string, version string, stdout io.Writer) (Config, error) {
 	var c cli
 	err := ParseFlags(&c, args, getenv)
@@ -171,8 +188,7 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	case err != nil:
 		return Config{}, err
 	case c.Version:
-		fmt.Fprintf(stdout, "%s\n%s\n", version, confine.Describe())
-		return Config{}, ErrExit
+		return Config{}, ErrVersion
 	}
 	return c.config(getenv, version)
 }
@@ -271,6 +287,10 @@ func (c *cli) limits(cfg *Config) error {
 	if cfg.MaxFileSize, err = ParseSize(c.MaxFileSize); err != nil {
 		return fmt.Errorf("--max-file-size: %w", err)
 	}
+	if c.OutputBudget < MinOutputBudget {
+		return fmt.Errorf("--output-budget must be at least %d characters, got %d", MinOutputBudget, c.OutputBudget)
+	}
+	cfg.OutputBudget = c.OutputBudget
 	if cfg.MaxRequestBytes, err = ParseSize(c.MaxRequestSize); err != nil {
 		return fmt.Errorf("--max-request-size: %w", err)
 	}

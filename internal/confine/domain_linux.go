@@ -126,6 +126,9 @@ func (d *Domain) Close() {
 
 // start starts a launcher and has it enter the domain.
 func (d *Domain) start() (*launcher, error) {
+	if !asked.Load() {
+		return nil, errors.New("starting the launcher of confined commands: this program never asked confine.IsLauncher, first thing in main (or TestMain), so it cannot serve as one")
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("starting the launcher of confined commands: %w", err)

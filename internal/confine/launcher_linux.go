@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -31,16 +32,24 @@ const (
 	replyResult = 2 // the outcome: a pid, or an error
 )
 
-func init() {
-	// The first thing a launcher does, and cheap in every other process.
-	if v, _ := syscall.Getenv(launcherEnv); v != "1" {
-		return
-	}
-	os.Exit(runLauncher(3))
+// asked records that the program asked [IsLauncher], and so can serve as a launcher when
+// started again: only then does a Domain start one.
+var asked atomic.Bool
+
+// IsLauncher reports whether this process was started as a launcher of confined commands,
+// to run [RunLauncher] and exit. A launcher is this same program started again, so every
+// program that confines commands asks first thing in main (a test binary in TestMain);
+// one that never asked cannot start launchers.
+func IsLauncher() bool {
+	asked.Store(true)
+	v, _ := syscall.Getenv(launcherEnv)
+	return v == "1"
 }
 
-// runLauncher serves the socket sock until it ends, and returns the exit status.
-func runLauncher(sock int) int {
+// RunLauncher serves as a launcher on descriptor 3 until Boris closes it, and returns the
+// exit status.
+func RunLauncher() int {
+	const sock = 3
 	if typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
 		fmt.Fprintf(os.Stderr, "%s=1 is set, which only Boris sets in the launchers it starts: unset it\n", launcherEnv)
 		return 2
@@ -54,13 +63,20 @@ func runLauncher(sock int) int {
 		fmt.Fprintln(os.Stderr, "boris launcher: making it undumpable:", err)
 		return 1
 	}
+	return offMainThread(func() int { return serveLauncher(sock) })
+}
+
+// offMainThread runs f on a thread of its own that is not the main thread, and returns
+// what f returns. The calling goroutine keeps its thread locked, never unlocked: the
+// runtime gives a locked thread to no other goroutine, and ends it with its goroutine.
+// So when the caller has the main thread, f runs on another; else f runs here.
+func offMainThread(f func() int) int {
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		return f()
+	}
 	status := make(chan int)
-	go func() {
-		// Never unlocked: the thread ends with the goroutine, and the runtime never clones
-		// a locked thread. init runs locked to the main thread, so this is another one.
-		runtime.LockOSThread()
-		status <- serveLauncher(sock)
-	}()
+	go func() { status <- offMainThread(f) }()
 	return <-status
 }
 

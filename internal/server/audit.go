@@ -15,17 +15,6 @@ import (
 	"github.com/mjkoo/boris/internal/tools"
 )
 
-// auditShown reports whether an argument's value is logged; file contents, edit strings
-// and anything else are logged only as their length.
-func auditShown(arg string) bool {
-	switch arg {
-	case "command", "path", "pattern", "glob", "type", "task_id", "view_range", "output_mode",
-		"timeout", "run_in_background", "replace_all", "insert_line":
-		return true
-	}
-	return false
-}
-
 // audit logs every tool call at info level: session, tool, a short argument summary,
 // duration and outcome.
 func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
@@ -56,7 +45,7 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		s.log.Info("tool call", "session", sid, "tool", call.Params.Name,
-			"args", summarize(call.Params.Arguments, s.cfg.Token),
+			"args", summarize(call.Params.Arguments, s.cfg.Token, tools.ViewCall(call.Params.Name, nil).Logged),
 			"duration_ms", time.Since(start).Milliseconds(), "outcome", outcome)
 		return res, err
 	}
@@ -66,11 +55,13 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 // arguments must not write a line of megabytes.
 const maxAuditArgs = 4 << 10
 
-// summarize renders raw tool arguments for the log, keeping it short and free of secrets.
+// summarize renders raw tool arguments for the log, keeping it short and free of secrets:
+// only the arguments the tool table marks as logged show their values, the others only
+// their length.
 // The token is taken out of every value before it is encoded, so that characters JSON
 // escapes (<, >, &, ") cannot hide it; the whole summary is cut at maxAuditArgs bytes.
-func summarize(raw json.RawMessage, token string) string {
-	s := summarizeArgs(raw, token)
+func summarize(raw json.RawMessage, token string, logged func(arg string) bool) string {
+	s := summarizeArgs(raw, token, logged)
 	if len(s) > maxAuditArgs {
 		cut := maxAuditArgs
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -105,7 +96,7 @@ func redact(v any, token string) any {
 	return v
 }
 
-func summarizeArgs(raw json.RawMessage, token string) string {
+func summarizeArgs(raw json.RawMessage, token string, logged func(arg string) bool) string {
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return fmt.Sprintf("(%d bytes, not an object)", len(raw))
@@ -124,7 +115,7 @@ func summarizeArgs(raw json.RawMessage, token string) string {
 		}
 		var part string
 		switch v := args[k]; {
-		case !auditShown(k):
+		case !logged(k):
 			if str, ok := v.(string); ok {
 				part = fmt.Sprintf("%s=(%d chars)", name, utf8.RuneCountInString(str))
 			} else {

@@ -26,8 +26,9 @@ func (s *Server) RunStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser
 	p := &pending{idle: make(chan struct{})}
 	stop := context.AfterFunc(ctx, s.closeStates) // signal: kill at once
 	defer stop()
-	out := &replyWriter{w: w, p: p}
-	lines := &lineFilter{r: r, accept: func(requests int) { p.add(requests) }, reject: func(id json.RawMessage, code int, msg string) {
+	var calls cancelled
+	out := &replyWriter{w: w, p: p, drop: calls.drop}
+	lines := &lineFilter{r: r, accept: func(requests int) { p.add(requests) }, seen: calls.read, reject: func(id json.RawMessage, code int, msg string) {
 		s.log.Warn("answered a line from the client that is not a JSON-RPC message", "error", msg)
 		out.reject(id, code, msg)
 	}}
@@ -131,10 +132,12 @@ func (d *drainReader) Read(b []byte) (int, error) {
 
 func (d *drainReader) Close() error { return d.c.Close() }
 
-// replyWriter counts the replies written to the client.
+// replyWriter counts the replies written to the client, and leaves out those that drop
+// picks: the SDK writes each message whole, in one Write.
 type replyWriter struct {
 	w    io.WriteCloser
 	p    *pending
+	drop func([]byte) bool // a reply to a request the client cancelled
 	mu   sync.Mutex
 	msgs messages
 }
@@ -142,6 +145,10 @@ type replyWriter struct {
 func (rw *replyWriter) Write(b []byte) (int, error) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
+	if rw.drop != nil && len(rw.msgs.partial) == 0 && bytes.IndexByte(b, '\n') == len(b)-1 && rw.drop(b) {
+		rw.p.add(-1) // answered, as far as draining goes
+		return len(b), nil
+	}
 	n, err := rw.w.Write(b)
 	rw.msgs.feed(b[:n], func(_, r int) { rw.p.add(-r) })
 	return n, err

@@ -22,6 +22,7 @@ const (
 type lineFilter struct {
 	r      io.Reader
 	accept func(requests int)                             // a line went through
+	seen   func(line []byte)                              // and what it was, if set
 	reject func(id json.RawMessage, code int, msg string) // a line was answered with an error
 
 	chunk    []byte // what one read fills
@@ -117,6 +118,9 @@ func (f *lineFilter) check(line []byte) {
 	f.out = append(f.out, line...)
 	f.out = append(f.out, '\n')
 	f.accept(requests)
+	if f.seen != nil {
+		f.seen(line)
+	}
 }
 
 // lineError says why a line is not a JSON-RPC message, as a JSON-RPC error would.

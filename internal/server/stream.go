@@ -83,6 +83,7 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if slices.Contains(tools.Enabled(s.cfg), call.Params.Name) {
 			p.w.start()
 		}
+		sdkCtx := ctx
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var sid string
@@ -96,8 +97,22 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			cancel()
 		})
 		defer stop()
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		noAnswer(sdkCtx, call, p)
+		return res, err
 	}
+}
+
+// noAnswer ends the stream of a call the client cancelled with notifications/cancelled
+// without its response: a cancelled request gets none (MCP, "Cancellation"), and the SDK
+// answers every request whose handler returns. The SDK cancels the call's context for
+// that notification, and when the session ends, whose streams end with it; a call
+// stopped because its own POST went away has no stream left to end.
+func noAnswer(sdkCtx context.Context, call *mcp.CallToolRequest, p *httpPost) {
+	if sdkCtx.Err() == nil || p.ctx.Err() != nil || call.Extra == nil || call.Extra.CloseSSEStream == nil {
+		return
+	}
+	call.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{})
 }
 
 func toolError(msg string) *mcp.CallToolResult {

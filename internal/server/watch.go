@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/loopback"
 	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/tools"
 	"github.com/mjkoo/boris/internal/watch"
 )
 
@@ -34,7 +36,7 @@ func (s *Server) startWatch() {
 			return ""
 		}
 		return st.ID
-	}))
+	}, func(tool string, args json.RawMessage) watch.ToolCall { return tools.ViewCall(tool, args) }))
 }
 
 // publishSession tells the watchers a session (or a stateless workspace) opened, for

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -44,6 +45,9 @@ type Command struct {
 	// TTY, if set, runs the command in a pseudo-terminal of this size, with TERM set to
 	// the terminal's type ([Session.RunTTY]).
 	TTY *shell.TTYSize
+	// Budget is how many characters of output the result shows, stdout and stderr
+	// together (see [shell.Split]); 0 means [shell.DefaultBudget].
+	Budget int
 }
 
 // Moved says that a command did not start in the session's working directory, and why.
@@ -55,7 +59,7 @@ type Moved struct {
 // Ran is how a foreground command ended.
 type Ran struct {
 	shell.Result
-	// Stdout and Stderr are the output within [shell.DefaultBudget] characters each.
+	// Stdout and Stderr are the output, within the command's Budget together.
 	Stdout, Stderr shell.Excerpt
 	Moved          *Moved // the command ran in the fallback directory
 	Confined       bool   // the command ran confined by the kernel
@@ -107,8 +111,9 @@ func (s *Session) Run(ctx context.Context, c Command) (*Ran, error) {
 	} else {
 		p.Release()
 	}
+	outBudget, errBudget := shell.Split(cmp.Or(c.Budget, shell.DefaultBudget), p.Stdout.End().Chars, p.Stderr.End().Chars)
 	r := &Ran{Result: res, Moved: moved, Confined: sc.Launch != nil, Cwd: s.Cwd(),
-		Stdout: p.Stdout.Text(shell.DefaultBudget, c.Hint), Stderr: p.Stderr.Text(shell.DefaultBudget, c.Hint)}
+		Stdout: p.Stdout.Text(outBudget, c.Hint), Stderr: p.Stderr.Text(errBudget, c.Hint)}
 	if r.Stdout.SpillPath != "" || r.Stderr.SpillPath != "" {
 		total := c.MaxSpillTotal
 		if total <= 0 {

@@ -14,7 +14,8 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultBudget is how many characters of one stream a result shows (seed D5).
+// DefaultBudget is how many characters of a command's output a result shows when not told
+// otherwise (seed D5); the result's two streams share it (see [Split]).
 const DefaultBudget = 30_000
 
 // keepBytes is how much of a stream's start and end an [Output] holds in memory. It must be
@@ -252,6 +253,23 @@ type Excerpt struct {
 	SpillPath string // the full stream, when Truncated and it could be saved
 	From, To  Mark   // the stretch shown
 	Replaced  bool   // invalid UTF-8 in the stretch was shown as U+FFFD (checked when not Truncated)
+	// Note is what the marker in Text says, when Truncated: how much was left out, where
+	// the full text is and how to read it ("N characters omitted (lines A-B of FILE).
+	// Read them with ..."), for a result to repeat where a client's cut cannot reach it.
+	Note string
+}
+
+// Split divides budget characters between two streams that hold a and b characters: each
+// gets half, and a stream that needs less than its half leaves the rest to the other.
+func Split(budget int, a, b int64) (int, int) {
+	half := int64(budget / 2)
+	switch {
+	case a <= half:
+		return int(a), budget - int(a)
+	case b <= half:
+		return budget - int(b), int(b)
+	}
+	return int(half), budget - int(half)
 }
 
 // Text returns the whole stream within budget characters: all of it if it fits, else its
@@ -294,9 +312,12 @@ func (o *Output) excerpt(from, to Mark, budget int, hint Hint) Excerpt {
 	span := min(n, int64(utf8.UTFMax*budget))
 	head, _ := o.readAt(from.Bytes, int(span))
 	tail, _ := o.readAt(to.Bytes-span, int(span))
+	var last string
 	ex.Text, ex.Omitted = clip(head, tail, to.Chars-from.Chars, budget, func(c cut) string {
-		return o.marker(from, to, c, ex.SpillPath, hint)
+		last = o.marker(from, to, c, ex.SpillPath, hint)
+		return last
 	})
+	ex.Note = strings.TrimSuffix(strings.TrimPrefix(last, "\n[... "), " ...]\n")
 	return ex
 }
 

@@ -375,3 +375,27 @@ func TestOutputSpillCapped(t *testing.T) {
 		t.Errorf("spill file of %d bytes (limit %d): want the head, a note, the last %d bytes", len(b), limit, keepBytes)
 	}
 }
+
+func TestSplit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		budget       int
+		a, b         int64
+		wantA, wantB int
+	}{
+		{"both fit", 100, 10, 20, 10, 90},
+		{"stdout small", 100, 10, 500, 10, 90},
+		{"stderr small", 100, 500, 10, 90, 10},
+		{"both large", 100, 500, 500, 50, 50},
+		{"odd budget", 101, 500, 500, 50, 51},
+		{"both empty", 100, 0, 0, 0, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := Split(tc.budget, tc.a, tc.b)
+			if a != tc.wantA || b != tc.wantB {
+				t.Errorf("Split(%d, %d, %d) = %d, %d; want %d, %d", tc.budget, tc.a, tc.b, a, b, tc.wantA, tc.wantB)
+			}
+		})
+	}
+}

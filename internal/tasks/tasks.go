@@ -287,7 +287,7 @@ type Snapshot struct {
 }
 
 // Output returns the output task id wrote since the last call, within budget characters
-// per stream, with hint saying how to read what was left out. If there is none yet and
+// for both streams together (see [shell.Split]), with hint saying how to read what was left out. If there is none yet and
 // wait is positive, it first waits up to wait for output or for the task to end.
 func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, budget int, hint shell.Hint) (Snapshot, error) {
 	t, err := m.get(id)
@@ -319,14 +319,16 @@ func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, bud
 }
 
 // read returns t's state and the output it wrote since the last read, within budget
-// characters per stream; a terminal's output as plain text ([term.Plain]).
+// characters for both streams together; a terminal's output as plain text ([term.Plain]).
 func (m *Manager) read(t *Task, budget int, hint shell.Hint) Snapshot {
 	final := t.finished()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	snap := Snapshot{Task: t, Running: !final, Status: t.Status()}
-	snap.Stdout = t.proc.Stdout.Since(t.outMark, budget, final, hint)
-	snap.Stderr = t.proc.Stderr.Since(t.errMark, budget, final, hint)
+	outEnd, errEnd := t.proc.Stdout.End(), t.proc.Stderr.End()
+	outBudget, errBudget := shell.Split(budget, outEnd.Chars-t.outMark.Chars, errEnd.Chars-t.errMark.Chars)
+	snap.Stdout = t.proc.Stdout.Since(t.outMark, outBudget, final, hint)
+	snap.Stderr = t.proc.Stderr.Since(t.errMark, errBudget, final, hint)
 	t.outMark, t.errMark = snap.Stdout.To, snap.Stderr.To
 	if t.screen != nil {
 		snap.Stdout.Text = term.Plain(snap.Stdout.Text)

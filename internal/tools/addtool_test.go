@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,7 +61,8 @@ func sortedText(res *mcp.CallToolResult) *mcp.CallToolResult {
 // and checks that the results agree: the same result for valid input (with structured
 // output on; off, addTool leaves the structured form out on purpose), and for invalid
 // input and handler errors the SDK's message, which addTool starts with a code and
-// follows, for invalid input, with a hint.
+// follows, for invalid input, with a hint. Unlike the SDK's, addTool's output schema also
+// has the fields of an error's structured form, which every error carries.
 func TestAddToolMatchesSDK(t *testing.T) {
 	t.Parallel()
 	tool := &mcp.Tool{Name: "same", Description: "A tool registered both ways."}
@@ -79,6 +81,12 @@ func TestAddToolMatchesSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	props, _ := ol.Tools[0].OutputSchema.(map[string]any)["properties"].(map[string]any)
+	if props["error"] == nil || props["code"] == nil {
+		t.Errorf("output schema properties %v: want error and code among them", props)
+	}
+	delete(props, "error")
+	delete(props, "code")
 	if d := cmp.Diff(jsonOf(t, sl.Tools), jsonOf(t, ol.Tools)); d != "" {
 		t.Errorf("tools/list differs from the SDK's (-sdk +ours):\n%s", d)
 	}
@@ -98,10 +106,16 @@ func TestAddToolMatchesSDK(t *testing.T) {
 		if !o.IsError || !s.IsError || resultText(o) != want {
 			t.Errorf("%s: got error %v %q, want error %q (the SDK's: %v %q)", args, o.IsError, resultText(o), want, s.IsError, resultText(s))
 		}
+		if got, want := jsonOf(t, o.StructuredContent), jsonOf(t, map[string]any{"code": "INVALID_ARGUMENT", "error": strings.TrimPrefix(want, "INVALID_ARGUMENT: ")}); got != want {
+			t.Errorf("%s: structured %s, want %s", args, got, want)
+		}
 	}
 	o, s := callRaw(t, oc, `{"name":"fail"}`), callRaw(t, sc, `{"name":"fail"}`)
 	if !o.IsError || !s.IsError || resultText(o) != "FAILED: "+resultText(s) || o.Meta["code"] != "FAILED" {
 		t.Errorf("handler error: got %v %q %v, want FAILED: and the SDK's %v %q", o.IsError, resultText(o), o.Meta, s.IsError, resultText(s))
+	}
+	if got, want := jsonOf(t, o.StructuredContent), jsonOf(t, map[string]any{"code": "FAILED", "error": resultText(s)}); got != want {
+		t.Errorf("handler error: structured %s, want %s", got, want)
 	}
 }
 

@@ -59,6 +59,7 @@ type BashResult struct {
 	StderrFile      string   `json:"stderr_file,omitempty" jsonschema:"File holding the full standard error when it was truncated."`
 	TaskID          string   `json:"task_id,omitempty" jsonschema:"The background task started, with run_in_background."`
 	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
+	Omitted         []string `json:"omitted,omitempty" jsonschema:"For each stream cut to the budget: how much was left out, the file holding the full text and how to read the rest."`
 	Hint            string   `json:"hint,omitempty" jsonschema:"What happened and what to do next, as the text result says it: how to read a background task, why a command was stopped."`
 	TTY             bool     `json:"tty,omitempty" jsonschema:"The command ran in a terminal: stdout holds its output and stderr's, as the terminal showed them."`
 	Reason          string   `json:"reason,omitempty" jsonschema:"Why a command run in a terminal returned while it still runs: waiting for input, or a full-screen program."`
@@ -69,9 +70,9 @@ const bashDescription = `Run a shell command or script with /bin/bash (or /bin/s
 
 Each call runs a fresh shell with stdin at EOF and no terminal (unless tty is set), in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
-timeout is in milliseconds (default %d, at most 600000). When it runs out, or the call is cancelled, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set.
+timeout is in milliseconds (default %d, at most 600000). When it runs out, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set. A call the client cancels is stopped the same way and, as MCP asks, gets no result.
 
-Output budget: 30000 characters per stream. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE).
+Output budget: %d characters per call, stdout and stderr together. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE); a "cut:" line at the start and again at the end of the result says the same.
 
 For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once (timeout does not apply; the task starts in the current working directory, and its cd and export do not persist). Poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & end when the session closes.
 
@@ -90,7 +91,7 @@ func bashConfinement(p *confine.Policy) string {
 func addBash(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "bash",
-		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds()) + bashConfinement(h.Confine),
+		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds(), h.budget()) + bashConfinement(h.Confine),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: new(true), OpenWorldHint: new(true)},
 	}, h.bash)
 }
@@ -105,7 +106,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	}
 	out := &BashResult{}
 	c := session.Command{Script: in.Command, Shell: h.Config.Shell, Fallback: h.Config.Workdir,
-		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted}
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted, Budget: h.contentBudget()}
 	if in.RunInBackground {
 		if in.TTY {
 			return h.startTTY(ctx, sess, c, out)
@@ -197,6 +198,7 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	}
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = ran.Stdout.Text, ran.Stdout.Truncated, ran.Stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = ran.Stderr.Text, ran.Stderr.Truncated, ran.Stderr.SpillPath
+	out.Omitted = omitted(ran.Stdout, ran.Stderr)
 	if ran.Confined && ran.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
 		out.Notes = append(out.Notes, confinedNote(h.Confine))
 	}
@@ -387,23 +389,49 @@ func formatBash(r *BashResult) string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if r.TTY {
-		writeTTYStreams(&b, r.Stdout, r.Screen)
+		writeTTYStreams(&b, r.Stdout, r.Screen, r.Omitted)
 		return b.String()
 	}
-	writeStreams(&b, r.Stdout, r.Stderr)
+	writeStreams(&b, r.Stdout, r.Stderr, r.Omitted)
 	return b.String()
 }
 
-// writeStreams writes the stdout and stderr blocks of a command's result, leaving out
-// those that are empty.
-func writeStreams(b *strings.Builder, stdout, stderr string) {
-	for _, blk := range []struct{ name, s string }{{"stdout", stdout}, {"stderr", stderr}} {
-		if blk.s == "" {
-			continue
-		}
-		fmt.Fprintf(b, "%s:\n%s", blk.name, blk.s)
-		if !strings.HasSuffix(blk.s, "\n") {
-			b.WriteByte('\n')
+// omitted says, for each stream an excerpt cut, what was left out and how to read it.
+func omitted(stdout, stderr shell.Excerpt) []string {
+	var notes []string
+	for _, st := range []struct {
+		name string
+		ex   shell.Excerpt
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if st.ex.Truncated && st.ex.Note != "" {
+			notes = append(notes, st.name+": "+st.ex.Note)
 		}
 	}
+	return notes
+}
+
+// writeStreams writes the stdout and stderr blocks of a command's result, leaving out
+// those that are empty, between two copies of the cut notes (see [bothEnds]). When both
+// streams are there each block also ends with a label, so that what follows a cut in the
+// middle of the result still reads as the stream it belongs to.
+func writeStreams(b *strings.Builder, stdout, stderr string, cut []string) {
+	var notes []string
+	for _, n := range cut {
+		notes = append(notes, "cut: "+n)
+	}
+	both := stdout != "" && stderr != ""
+	bothEnds(b, notes, func(b *strings.Builder) {
+		for _, blk := range []struct{ name, s string }{{"stdout", stdout}, {"stderr", stderr}} {
+			if blk.s == "" {
+				continue
+			}
+			fmt.Fprintf(b, "%s:\n%s", blk.name, blk.s)
+			if !strings.HasSuffix(blk.s, "\n") {
+				b.WriteByte('\n')
+			}
+			if both {
+				fmt.Fprintf(b, "[end of %s]\n", blk.name)
+			}
+		}
+	})
 }

@@ -67,7 +67,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	if err != nil {
 		return nil, nil, err
 	}
-	p := newPager(in.HeadLimit, in.Offset)
+	p := newPager(in.HeadLimit, in.Offset, h.contentBudget())
 	res, err := search.Find(ctx, scopeOf(sess), root, search.FindOptions{
 		Filter:  h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, nil, ""),
 		Pattern: pattern,
@@ -97,5 +97,5 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	}
 	b.WriteString(p.note())
 	b.WriteString(skippedNote(-1, "", res.Skipped, h.Config.MaxFileSize, h.face()))
-	return text(b.String()), nil, nil
+	return text(p.lead(b.String())), nil, nil
 }

@@ -81,7 +81,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	}
 	around := max(in.Around, in.Context)
 	before, after := max(in.Before, around), max(in.After, around)
-	p := newPager(in.HeadLimit, in.Offset)
+	p := newPager(in.HeadLimit, in.Offset, h.contentBudget())
 	res, err := search.Grep(ctx, scopeOf(sess), root, search.GrepOptions{
 		Filter:     h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, strings.Fields(in.Glob), in.Type),
 		Pattern:    in.Pattern,
@@ -114,7 +114,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	}
 	b.WriteString(p.note())
 	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize, h.face()))
-	return text(b.String()), nil, nil
+	return text(p.lead(b.String())), nil, nil
 }
 
 // checkGrepArgs refuses what the schema cannot, and returns the search mode.

@@ -29,6 +29,7 @@ func testConfig(t *testing.T) config.Config {
 		Workdir:               wd,
 		Timeout:               120 * time.Second, // the default, so goldens and the README show it
 		MaxFileSize:           10_000_000,
+		OutputBudget:          config.DefaultOutputBudget,
 		RequireViewBeforeEdit: true,
 		MaxSessions:           8,
 		MaxBackgroundTasks:    4,

@@ -6,12 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// grepBudget is the most characters a grep or find result shows before asking for paging.
-const grepBudget = 30_000
-
 // pager applies head_limit, offset and the character budget to a result's entries.
 type pager struct {
 	limit, offset int
+	budget        int // the most characters of entries a page shows
 	seen          int // entries offered, including those skipped by offset
 	shown         int
 	chars         int
@@ -19,8 +17,8 @@ type pager struct {
 	total         int  // entries in all; -1: not known
 }
 
-func newPager(limit, offset int) *pager {
-	return &pager{limit: limit, offset: offset, total: -1}
+func newPager(limit, offset, budget int) *pager {
+	return &pager{limit: limit, offset: offset, budget: budget, total: -1}
 }
 
 // keep is how many entries in order the search must return: enough to fill the page and
@@ -28,7 +26,7 @@ func newPager(limit, offset int) *pager {
 func (p *pager) keep() int {
 	n := p.limit
 	if n == 0 {
-		n = grepBudget / 2
+		n = p.budget / 2
 	}
 	return p.offset + n + 1
 }
@@ -41,7 +39,7 @@ func (p *pager) add(b *strings.Builder, s string) bool {
 		return true
 	}
 	n := utf8.RuneCountInString(s)
-	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && p.chars+n > grepBudget {
+	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && p.chars+n > p.budget {
 		p.more = true
 		return false
 	}
@@ -70,4 +68,13 @@ func (p *pager) note() string {
 		return fmt.Sprintf("[Showing entries %d-%d%s.]\n", p.offset+1, p.offset+p.shown, of)
 	}
 	return ""
+}
+
+// lead puts the note before a page that was cut as well as after it, where a client that
+// cuts the middle out of a long result leaves it (see [bothEnds]).
+func (p *pager) lead(page string) string {
+	if !p.more {
+		return page
+	}
+	return p.note() + page
 }

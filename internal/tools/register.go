@@ -57,16 +57,19 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 			zeroOut = reflect.Zero(rt).Interface()
 		}
 		if tt.OutputSchema == nil {
-			tt.OutputSchema = mustSchema(rt)
+			tt.OutputSchema = withErrorFields(mustSchema(rt))
 		}
 	}
 	s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		quick, input := checks()
+		var res *mcp.CallToolResult
+		var out Out
 		in, err := decodeArgs[In](req.Params.Arguments, quick, input)
 		if err != nil {
-			return errorResult(errorf(CodeInvalidArgument, "%v; check the argument names and types in the %s tool's input schema", err, t.Name)), nil
+			err = errorf(CodeInvalidArgument, "%v; check the argument names and types in the %s tool's input schema", err, t.Name)
+		} else {
+			res, out, err = h(ctx, req, in)
 		}
-		res, out, err := h(ctx, req, in)
 		if err != nil {
 			res = errorResult(err)
 		}
@@ -79,6 +82,9 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 		}
 		if !res.IsError {
 			watch.CallFrom(ctx).SetResult(structured) // the live view shows exit status and the like
+		} else if err != nil {
+			// Clients that show the model only the structured form must show it the error.
+			structured = errorStructured(err)
 		}
 		if structured != nil && structuredOn {
 			b, err := json.Marshal(structured)
@@ -92,6 +98,29 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 		}
 		return res, nil
 	})
+}
+
+// ErrorResult is the structured form of every tool's error result, as its text says it.
+type ErrorResult struct {
+	Error string `json:"error" jsonschema:"What went wrong and what to do next, as the text result says it."`
+	Code  string `json:"code" jsonschema:"The kind of failure, such as NOT_FOUND or INVALID_ARGUMENT; it also starts the text result."`
+}
+
+// errorStructured is the structured form of err's result.
+func errorStructured(err error) *ErrorResult {
+	return &ErrorResult{Error: err.Error(), Code: string(codeOf(err))}
+}
+
+// withErrorFields adds the fields of [ErrorResult] to a tool's output schema, so that an
+// error's structured form fits the schema the tool declares.
+func withErrorFields(s *jsonschema.Schema) *jsonschema.Schema {
+	e := mustSchema(reflect.TypeFor[ErrorResult]())
+	for name, p := range e.Properties {
+		if _, ok := s.Properties[name]; !ok {
+			s.Properties[name] = p
+		}
+	}
+	return s
 }
 
 // decodeArgs validates the arguments against the input schema, then decodes them.

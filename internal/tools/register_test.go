@@ -91,3 +91,29 @@ func TestDecodeArgsIntegralNumbers(t *testing.T) {
 		t.Errorf("view_range [1.0, 2e0]: %+v, %v", in, err)
 	}
 }
+
+// TestReportsNameRealArguments: the arguments a tool's row names for the live view and
+// the audit log are arguments of that tool, so a renamed or mistyped one cannot silently
+// show nothing or log only a length.
+func TestReportsNameRealArguments(t *testing.T) {
+	for _, e := range table {
+		js, ok := generatedSchema(e.name)
+		if !ok {
+			t.Errorf("%s: no generated input schema", e.name)
+			continue
+		}
+		var schema struct{ Properties map[string]json.RawMessage }
+		if err := json.Unmarshal([]byte(js), &schema); err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		names := e.report.logged
+		if e.report.shows != "" {
+			names = append([]string{e.report.shows}, names...)
+		}
+		for _, arg := range names {
+			if _, ok := schema.Properties[arg]; !ok {
+				t.Errorf("%s: the report names %q, which is not one of its arguments", e.name, arg)
+			}
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/session"
-	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 )
 
@@ -33,27 +32,29 @@ type TaskListArgs struct{}
 
 // TaskResult is the structured form of task_output and task_kill.
 type TaskResult struct {
-	TaskID          string `json:"task_id,omitempty" jsonschema:"The task."`
-	Status          string `json:"status,omitempty" jsonschema:"running, exited N, or killed by SIGNAL with the reason."`
-	Running         bool   `json:"running,omitempty" jsonschema:"The task is still running."`
-	ExitCode        *int   `json:"exit_code,omitempty" jsonschema:"Exit status once the task has ended; 128+n when killed by signal n."`
-	Signal          string `json:"signal,omitempty" jsonschema:"The signal that killed the task, if any."`
-	DurationMS      int64  `json:"duration_ms,omitempty" jsonschema:"How long the task has run, in milliseconds."`
-	Stdout          string `json:"stdout,omitempty" jsonschema:"Standard output written since the previous read, within the budget."`
-	Stderr          string `json:"stderr,omitempty" jsonschema:"Standard error written since the previous read, within the budget."`
-	StdoutTruncated bool   `json:"stdout_truncated,omitempty" jsonschema:"The new standard output was longer than the budget."`
-	StderrTruncated bool   `json:"stderr_truncated,omitempty" jsonschema:"The new standard error was longer than the budget."`
-	StdoutFile      string `json:"stdout_file,omitempty" jsonschema:"File holding the task's full standard output, when truncated."`
-	StderrFile      string `json:"stderr_file,omitempty" jsonschema:"File holding the task's full standard error, when truncated."`
-	Hint            string `json:"hint,omitempty" jsonschema:"What the text result says besides the output, such as that there was no new output since the previous read."`
-	TTY             bool   `json:"tty,omitempty" jsonschema:"The task runs in a terminal: stdout holds its output and stderr's, as the terminal showed them."`
-	Reason          string `json:"reason,omitempty" jsonschema:"For a terminal task still running: why the call returned (waiting for input, full-screen program, still busy)."`
-	Screen          string `json:"screen,omitempty" jsonschema:"The terminal's screen: a line with its size and the cursor, then its lines."`
+	TaskID          string   `json:"task_id,omitempty" jsonschema:"The task."`
+	Status          string   `json:"status,omitempty" jsonschema:"running, exited N, or killed by SIGNAL with the reason."`
+	Running         bool     `json:"running,omitempty" jsonschema:"The task is still running."`
+	ExitCode        *int     `json:"exit_code,omitempty" jsonschema:"Exit status once the task has ended; 128+n when killed by signal n."`
+	Signal          string   `json:"signal,omitempty" jsonschema:"The signal that killed the task, if any."`
+	DurationMS      int64    `json:"duration_ms,omitempty" jsonschema:"How long the task has run, in milliseconds."`
+	Stdout          string   `json:"stdout,omitempty" jsonschema:"Standard output written since the previous read, within the budget."`
+	Stderr          string   `json:"stderr,omitempty" jsonschema:"Standard error written since the previous read, within the budget."`
+	StdoutTruncated bool     `json:"stdout_truncated,omitempty" jsonschema:"The new standard output was longer than the budget."`
+	StderrTruncated bool     `json:"stderr_truncated,omitempty" jsonschema:"The new standard error was longer than the budget."`
+	StdoutFile      string   `json:"stdout_file,omitempty" jsonschema:"File holding the task's full standard output, when truncated."`
+	StderrFile      string   `json:"stderr_file,omitempty" jsonschema:"File holding the task's full standard error, when truncated."`
+	Omitted         []string `json:"omitted,omitempty" jsonschema:"For each stream cut to the budget: how much was left out, the file holding the full text and how to read the rest."`
+	Hint            string   `json:"hint,omitempty" jsonschema:"What the text result says besides the output, such as that there was no new output since the previous read."`
+	TTY             bool     `json:"tty,omitempty" jsonschema:"The task runs in a terminal: stdout holds its output and stderr's, as the terminal showed them."`
+	Reason          string   `json:"reason,omitempty" jsonschema:"For a terminal task still running: why the call returned (waiting for input, full-screen program, still busy)."`
+	Screen          string   `json:"screen,omitempty" jsonschema:"The terminal's screen: a line with its size and the cursor, then its lines."`
 }
 
 // TaskListResult is task_list's structured result.
 type TaskListResult struct {
 	Tasks []TaskInfo `json:"tasks,omitempty" jsonschema:"The session's background tasks, oldest first; absent when there are none."`
+	Hint  string     `json:"hint,omitempty" jsonschema:"What the text result says when there are no tasks."`
 }
 
 // TaskInfo describes one task in task_list.
@@ -67,9 +68,9 @@ type TaskInfo struct {
 func addTaskOutput(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name: "task_output",
-		Description: `Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
+		Description: fmt.Sprintf(`Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
-Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop. Each stream's new output has a budget of 30000 characters; past it the head and tail are shown with a marker naming the file that holds the full output. Finished tasks are kept for a while after they end, then forgotten.`,
+Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.budget()),
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
 	}, h.taskOutput)
 }
@@ -124,7 +125,7 @@ func (h *handlers) readTask(ctx context.Context, sess *session.Session, id strin
 			return nil, nil, h.ttyError(err, sess)
 		}
 	}
-	snap, err := sess.Tasks.Output(ctx, id, wait, shell.DefaultBudget, h.face().omitted)
+	snap, err := sess.Tasks.Output(ctx, id, wait, h.contentBudget(), h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
@@ -153,7 +154,8 @@ func (h *handlers) taskList(_ context.Context, req *mcp.CallToolRequest, _ TaskL
 		fmt.Fprintf(&b, "%s  %s  %s  %s\n", info.TaskID, info.Status, time.Duration(info.DurationMS)*time.Millisecond, oneLine(info.Command))
 	}
 	if len(out.Tasks) == 0 {
-		b.WriteString("no background tasks in this session\n")
+		out.Hint = "no background tasks in this session"
+		b.WriteString(out.Hint + "\n")
 	}
 	return text(b.String()), out, nil
 }
@@ -173,6 +175,7 @@ func taskResult(snap tasks.Snapshot) *TaskResult {
 	}
 	out.Stdout, out.StdoutTruncated, out.StdoutFile = snap.Stdout.Text, snap.Stdout.Truncated, snap.Stdout.SpillPath
 	out.Stderr, out.StderrTruncated, out.StderrFile = snap.Stderr.Text, snap.Stderr.Truncated, snap.Stderr.SpillPath
+	out.Omitted = omitted(snap.Stdout, snap.Stderr)
 	if out.Stdout == "" && out.Stderr == "" {
 		out.Hint = noNewOutput
 	}
@@ -196,10 +199,10 @@ func formatTask(r *TaskResult) string {
 		b.WriteString(r.Hint + "\n")
 	}
 	if r.TTY {
-		writeTTYStreams(&b, r.Stdout, r.Screen)
+		writeTTYStreams(&b, r.Stdout, r.Screen, r.Omitted)
 		return b.String()
 	}
-	writeStreams(&b, r.Stdout, r.Stderr)
+	writeStreams(&b, r.Stdout, r.Stderr, r.Omitted)
 	return b.String()
 }
 

@@ -75,11 +75,23 @@ func TestStructuredHints(t *testing.T) {
 	if !timed.TimedOut || !strings.Contains(timed.Hint, "ran past its 50 ms timeout") {
 		t.Errorf("timed-out bash %+v: want the reason in hint", timed)
 	}
+	res := call(t, cs, "bash", map[string]any{"command": "seq 1 20000; seq 1 20000 >&2"})
+	var long struct{ Omitted []string }
+	structured(t, res, &long)
+	for _, cut := range long.Omitted {
+		if !strings.Contains(textOf(res), "cut: "+cut+"\n") {
+			t.Errorf("structured omitted %q is not what the text says:\n%.500s", cut, textOf(res))
+		}
+	}
+	if len(long.Omitted) != 2 || !strings.HasPrefix(long.Omitted[0], "stdout: ") || !strings.HasPrefix(long.Omitted[1], "stderr: ") {
+		t.Errorf("omitted = %q, want a note for each stream", long.Omitted)
+	}
 	call(t, cs, "task_kill", map[string]any{"task_id": start.TaskID})
 }
 
 // TestViewBudget: a default view of a 3000-line file of 150-character lines fits the
-// output budget, and its note names the range that continues exactly where it stopped.
+// output budget, and its note, at the start and again at the end, names the range that
+// continues exactly where it stopped.
 func TestViewBudget(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -93,8 +105,12 @@ func TestViewBudget(t *testing.T) {
 	}
 	cs, _ := connect(t, cfg, nil)
 	got := textOf(call(t, cs, "view", map[string]any{"path": "big.txt"}))
-	if len(got) > 50_000 {
-		t.Fatalf("default view returned %d characters, over the budget", len(got))
+	if len(got) > cfg.OutputBudget {
+		t.Fatalf("default view returned %d characters, over the %d budget", len(got), cfg.OutputBudget)
+	}
+	first, _, _ := strings.Cut(got, "\n")
+	if !strings.HasPrefix(first, "[Showing lines 1-") || !strings.HasSuffix(got, first+"\n") {
+		t.Fatalf("the note that starts the result (%q) is not the one that ends it:\n%s", first, got[len(got)-300:])
 	}
 	m := regexp.MustCompile(`Showing lines 1-(\d+)(?: of [\d,]+)? \(output budget \d+ characters\); continue with view_range \[(\d+), (\d+)\]`).FindStringSubmatch(got)
 	if m == nil {
@@ -106,7 +122,8 @@ func TestViewBudget(t *testing.T) {
 		t.Fatalf("shown up to %d, continue at %d: the note does not match what was shown", last, next)
 	}
 	more := textOf(call(t, cs, "view", map[string]any{"path": "big.txt", "view_range": []int{next, -1}}))
-	if !strings.HasPrefix(more, fmt.Sprintf("%6d\tline %d ", next, next)) || len(more) > 50_000 {
+	_, rest, _ := strings.Cut(more, "\n")
+	if !strings.HasPrefix(rest, fmt.Sprintf("%6d\tline %d ", next, next)) || len(more) > cfg.OutputBudget {
 		t.Errorf("the continuation starts %q (%d characters)", more[:40], len(more))
 	}
 }

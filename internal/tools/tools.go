@@ -55,9 +55,10 @@ const (
 
 // entry is one row of the tool table.
 type entry struct {
-	name  string
-	group group
-	add   func(*mcp.Server, *handlers)
+	name   string
+	group  group
+	add    func(*mcp.Server, *handlers)
+	report report // how its calls read in the live view and the audit log
 }
 
 // Enabled returns the names of the tools cfg offers, in table order.

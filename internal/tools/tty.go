@@ -64,7 +64,7 @@ func (h *handlers) taskInput(ctx context.Context, req *mcp.CallToolRequest, in T
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		defer h.stillWaiting(ctx, req, tok)()
 	}
-	x, err := sess.Tasks.Send(ctx, in.TaskID, []byte(in.Input), keys, tasks.Until{Wait: wait}, shell.DefaultBudget, h.face().omitted)
+	x, err := sess.Tasks.Send(ctx, in.TaskID, []byte(in.Input), keys, tasks.Until{Wait: wait}, h.contentBudget(), h.face().omitted)
 	if err != nil {
 		return nil, nil, h.ttyError(err, sess)
 	}
@@ -175,7 +175,7 @@ func (h *handlers) bashTTY(ctx context.Context, sess *session.Session, c session
 	started := func(t *tasks.Task) {
 		tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
 	}
-	ran, err := sess.RunTTY(ctx, c, shell.DefaultBudget, started)
+	ran, err := sess.RunTTY(ctx, c, h.contentBudget(), started)
 	if err != nil {
 		return nil, nil, h.ttyError(err, sess)
 	}
@@ -205,7 +205,7 @@ func (h *handlers) startTTY(ctx context.Context, sess *session.Session, c sessio
 		return nil, nil, h.ttyError(err, sess)
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
-	x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: readyWait}, shell.DefaultBudget, h.face().omitted)
+	x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: readyWait}, h.contentBudget(), h.face().omitted)
 	if err != nil {
 		return nil, nil, h.ttyError(err, sess)
 	}
@@ -242,19 +242,26 @@ func (h *handlers) ttyStarted(ran *session.TTYRan, timeout time.Duration, lead s
 	for _, n := range out.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	writeTTYStreams(&b, out.Stdout, out.Screen)
+	writeTTYStreams(&b, out.Stdout, out.Screen, out.Omitted)
 	return text(b.String()), out, nil
 }
 
-// writeTTYStreams writes a terminal's output and screen blocks that are not empty.
-func writeTTYStreams(b *strings.Builder, output, screen string) {
-	if output != "" {
-		b.WriteString("output:\n" + output)
-		if !strings.HasSuffix(output, "\n") {
-			b.WriteByte('\n')
-		}
+// writeTTYStreams writes a terminal's output and screen blocks that are not empty, with
+// the lines saying what a cut left out at both ends, as writeStreams does.
+func writeTTYStreams(b *strings.Builder, output, screen string, cut []string) {
+	var notes []string
+	for _, n := range cut {
+		notes = append(notes, "cut: "+n)
 	}
-	b.WriteString(screen)
+	bothEnds(b, notes, func(b *strings.Builder) {
+		if output != "" {
+			b.WriteString("output:\n" + output)
+			if !strings.HasSuffix(output, "\n") {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(screen)
+	})
 }
 
 // plainTo passes a terminal's output to w as plain text.

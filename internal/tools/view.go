@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,7 +33,7 @@ func addView(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
-		Description: fmt.Sprintf(viewDescription, viewBudget) + ifViewRule(h, viewRuleNote, ""),
+		Description: fmt.Sprintf(viewDescription, h.contentBudget()) + ifViewRule(h, viewRuleNote, ""),
 		InputSchema: schemaOf[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.view)
@@ -67,7 +68,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		if err != nil {
 			return nil, h.fileError(err, path, sess)
 		}
-		return text(formatListing(abs, l, h.face())), nil
+		return text(formatListing(abs, l, h.contentBudget(), h.face())), nil
 	}
 	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize, Open: sess.OpenRead}
 	if rng != nil {
@@ -91,17 +92,21 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	if openEnd {
 		v.AskedEnd = 0
 	}
-	return text(formatView(abs, v, h.Config.MaxFileSize, h.face())), nil
+	return text(formatView(abs, v, h.Config.MaxFileSize, h.contentBudget(), h.face())), nil
 }
 
-func formatView(abs string, v *files.FileView, limit int64, f *face) string {
+func formatView(abs string, v *files.FileView, limit int64, budget int, f *face) string {
 	var b strings.Builder
-	kept, shown, cut := cutToBudget(v.Text, viewBudget)
-	b.WriteString(kept)
+	kept, shown, cut := cutToBudget(v.Text, budget)
+	var first string // the note on what was left out, also written before the lines
 	note := func(format string, args ...any) {
 		b.WriteString("[")
 		fmt.Fprintf(&b, format, args...)
 		b.WriteString("]\n")
+	}
+	more := func(format string, args ...any) {
+		first = "[" + fmt.Sprintf(format, args...) + "]"
+		note(format, args...)
 	}
 	switch {
 	case v.Lines == 0:
@@ -112,13 +117,13 @@ func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 		if v.Lines > 0 {
 			of = " of " + count(int64(v.Lines))
 		}
-		note("Showing lines %d-%d%s (output budget %d characters); continue with %s", v.First, last, of, viewBudget, f.more(last+1, shown))
+		more("Showing lines %d-%d%s (output budget %d characters); continue with %s", v.First, last, of, budget, f.more(last+1, shown))
 	case v.Capped:
-		note("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
+		more("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
 	case v.AskedEnd != 0:
 		note("The range's end %d is past the end of the file, which has %s: showed lines %d-%d", v.AskedEnd, plural(v.Lines, "line"), v.First, v.Last)
 	case v.More && v.First == 1 && v.Last == files.DefaultLines:
-		note("Showed lines 1-%d; the file goes on (%s bytes in all). %s shows the next %d lines", v.Last, count(v.Size), f.more(v.Last+1, files.DefaultLines), files.DefaultLines)
+		more("Showed lines 1-%d; the file goes on (%s bytes in all). %s shows the next %d lines", v.Last, count(v.Size), f.more(v.Last+1, files.DefaultLines), files.DefaultLines)
 	}
 	if v.Cut > 0 {
 		what := fmt.Sprintf("%s longer than %s characters were cut (the first is line %d)", plural(v.Cut, "line"), count(files.MaxLineChars), v.FirstCut)
@@ -136,21 +141,35 @@ func formatView(abs string, v *files.FileView, limit int64, f *face) string {
 	if v.NotUTF8 {
 		note("The file is not valid UTF-8 (Latin-1 or another encoding): bytes that are not UTF-8 show as �. Edits keep those bytes; leave � out of %s and %s", f.oldArg, f.newArg)
 	}
-	return b.String()
+	if first == "" {
+		return kept + b.String()
+	}
+	// What was left out also stands before the lines, where a client that cuts the middle
+	// out of a long result leaves it (see [bothEnds]).
+	return first + "\n" + kept + b.String()
 }
 
-func formatListing(abs string, l *files.Listing, f *face) string {
+func formatListing(abs string, l *files.Listing, budget int, f *face) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/ (%d levels deep; directories end in /, symlinks show as name -> target; .git and node_modules skipped):\n", strings.TrimSuffix(abs, "/"), files.ListDepth)
+	chars, shown := 0, 0
 	for _, e := range l.Entries {
+		if chars += utf8.RuneCountInString(e) + 1; shown > 0 && chars > budget {
+			break
+		}
 		b.WriteString(e)
 		b.WriteByte('\n')
+		shown++
 	}
 	if len(l.Entries) == 0 && l.Omitted == 0 {
 		b.WriteString("(empty)\n")
 	}
-	if l.Omitted > 0 {
-		fmt.Fprintf(&b, "[%s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", pluralNoun(l.Omitted, "more entry"), f.find, abs, f.view)
+	omitted := l.Omitted + len(l.Entries) - shown
+	if omitted == 0 {
+		return b.String()
 	}
-	return b.String()
+	// What was left out also stands first, where a client that cuts the middle out of a
+	// long result leaves it (see [bothEnds]).
+	note := fmt.Sprintf("[%s not shown; %s (path %s, pattern './*', type any) pages through the top level, and a subdirectory's %s shows its contents]\n", pluralNoun(omitted, "more entry"), f.find, abs, f.view)
+	return note + b.String() + note
 }

@@ -139,7 +139,7 @@ func TestOutputKeepsTailAndWholeCharacters(t *testing.T) {
 }
 
 func TestDiff(t *testing.T) {
-	got := Diff("a.go", "", "one\ntwo\nthree\n", "one\n2\nthree\n")
+	got := Diff("a.go", Hunk{Old: "one\ntwo\nthree\n", New: "one\n2\nthree\n"})
 	want := "--- a.go\n+++ a.go\n@@\n one\n-two\n+2\n three\n"
 	if got != want {
 		t.Errorf("Diff =\n%s\nwant\n%s", got, want)

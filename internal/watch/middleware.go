@@ -19,10 +19,27 @@ const (
 	maxDiff     = 16 << 10 // bytes of a diff
 )
 
-// Middleware publishes every tools/call: its start with the key arguments, and its end
-// with duration, outcome, and for edits a diff made from the arguments. The handler
-// finds the [Call] in its context. session names the calling session.
-func Middleware(h *Hub, session func(*mcp.ServerSession) string) mcp.Middleware {
+// ToolCall says how one tool call reads in the live view. The tool table knows each
+// tool's arguments, and makes one per call; the live view names no tool.
+type ToolCall interface {
+	// Summary is the call in one line: the command run, the file read, the pattern sought.
+	Summary() string
+	// Diff is the change the call made, once it has succeeded, as [Diff] renders it; ""
+	// when the call changes no file.
+	Diff() string
+	// ResultLine reports whether the first line of the result's text says what the call
+	// did (a search's count, an edit's confirmation), rather than being output or a
+	// file's content, which the view shows elsewhere or not at all.
+	ResultLine() bool
+	// Stoppable reports whether the person watching may stop the call: it runs a command
+	// until it ends, rather than starting it in the background.
+	Stoppable() bool
+}
+
+// Middleware publishes every tools/call: its start with a summary of its arguments, and
+// its end with duration, outcome, and for edits a diff. describe says how a call reads;
+// session names the calling session. The handler finds the [Call] in its context.
+func Middleware(h *Hub, session func(*mcp.ServerSession) string, describe func(tool string, args json.RawMessage) ToolCall) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			call, ok := req.(*mcp.CallToolRequest)
@@ -34,60 +51,27 @@ func Middleware(h *Hub, session func(*mcp.ServerSession) string) mcp.Middleware 
 			c := &Call{hub: h, id: id, session: sid, stopKey: "c" + strconv.FormatUint(id, 10)}
 			c.out = &output{hub: h, session: sid, call: id}
 			name := call.Params.Name
-			var args keyArgs
-			_ = json.Unmarshal(call.Params.Arguments, &args)
+			tc := describe(name, call.Params.Arguments)
 			start := h.now()
-			h.Publish(Event{Kind: KindCall, Time: start, Session: sid, Call: id, Tool: name, Args: args.show(name), Stop: c.stopKey})
+			ev := Event{Kind: KindCall, Time: start, Session: sid, Call: id, Tool: name, Args: clip(tc.Summary(), maxArgs)}
+			if tc.Stoppable() {
+				ev.Stop = c.stopKey
+			}
+			h.Publish(ev)
 
 			res, err := next(WithCall(ctx, c), method, req)
 
 			c.finish()
 			end := Event{Kind: KindCallEnd, Session: sid, Call: id, Tool: name, DurationMS: h.now().Sub(start).Milliseconds()}
 			r, _ := res.(*mcp.CallToolResult)
-			describeResult(&end, name, r, c.result, err)
+			describeResult(&end, tc, r, c.result, err)
 			if h.Watching() && r != nil && !r.IsError {
-				end.Diff = diffOf(name, call.Params.Arguments)
+				end.Diff = clip(tc.Diff(), maxDiff)
 			}
 			h.Publish(end)
 			return res, err
 		}
 	}
-}
-
-// keyArgs are the arguments a call is shown by.
-type keyArgs struct {
-	Command    string `json:"command"`
-	Path       string `json:"path"`
-	Pattern    string `json:"pattern"`
-	Glob       string `json:"glob"`
-	TaskID     string `json:"task_id"`
-	Background bool   `json:"run_in_background"`
-}
-
-func (a keyArgs) show(tool string) string {
-	var s string
-	switch {
-	case tool == "bash":
-		s = a.Command
-		if a.Background {
-			s += "  (in the background)"
-		}
-	case a.TaskID != "":
-		s = a.TaskID
-	case a.Pattern != "":
-		s = a.Pattern
-		if a.Path != "" {
-			s += "  in " + a.Path
-		}
-		if a.Glob != "" {
-			s += "  glob " + a.Glob
-		}
-	case a.Command != "" && a.Path != "": // str_replace_editor
-		s = a.Command + " " + a.Path
-	default:
-		s = a.Path
-	}
-	return clip(s, maxArgs)
 }
 
 // result is what the outcome is read from, in the structured results of bash and the
@@ -104,7 +88,7 @@ type result struct {
 
 // describeResult fills in how the call ended, from the handler's structured result when it
 // gave one, else from the result's structuredContent.
-func describeResult(e *Event, tool string, r *mcp.CallToolResult, structured any, err error) {
+func describeResult(e *Event, tc ToolCall, r *mcp.CallToolResult, structured any, err error) {
 	switch {
 	case err != nil:
 		e.Error, e.Outcome = true, "protocol error: "+clip(firstLine(err.Error()), maxSummary)
@@ -139,10 +123,10 @@ func describeResult(e *Event, tool string, r *mcp.CallToolResult, structured any
 		e.Outcome = "timed out"
 	case res.Stopped != "":
 		e.Outcome = res.Stopped
-	case tool == "bash" && res.TaskID != "":
-		e.Outcome = "started " + res.TaskID
 	case res.Status != "":
 		e.Outcome = res.Status
+	case res.TaskID != "": // a command started as a task; reading a task gives its status
+		e.Outcome = "started " + res.TaskID
 	case res.ExitCode != nil:
 		e.Outcome = "exit " + strconv.Itoa(*res.ExitCode)
 	default:
@@ -154,10 +138,7 @@ func describeResult(e *Event, tool string, r *mcp.CallToolResult, structured any
 	if res.Signal != "" && res.Status == "" {
 		e.Outcome += ", " + res.Signal
 	}
-	switch tool {
-	case "bash", "view", "task_output", "task_kill", "task_list":
-		// Their text is the output or the file, shown elsewhere or not at all.
-	default:
+	if tc.ResultLine() {
 		e.Summary = clip(firstLine(textOf(r)), maxSummary) // search counts, edit confirmations
 	}
 }
@@ -171,54 +152,24 @@ func textOf(r *mcp.CallToolResult) string {
 	return ""
 }
 
-// diffOf shows an edit as a diff, made from the arguments the agent sent: str_replace's
-// old and new text, a created file's content, inserted text.
-func diffOf(tool string, raw json.RawMessage) string {
-	var a struct {
-		Command    string  `json:"command"`
-		Path       string  `json:"path"`
-		OldStr     *string `json:"old_str"`
-		NewStr     *string `json:"new_str"`
-		Content    *string `json:"content"`
-		FileText   *string `json:"file_text"`
-		InsertLine *int    `json:"insert_line"`
-		InsertText *string `json:"insert_text"`
+// Hunk is one change to a file: old replaced by new, where says where ("" when the
+// text itself shows it).
+type Hunk struct{ Where, Old, New string }
+
+// Diff renders hunks of path as a unified diff, at most maxDiffSide lines a side of each
+// hunk. Lines common to the start and the end of a hunk's old and new text are shown as
+// context.
+func Diff(path string, hunks ...Hunk) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", path, path)
+	for _, h := range hunks {
+		h.write(&b)
 	}
-	if json.Unmarshal(raw, &a) != nil {
-		return ""
-	}
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	switch {
-	case tool == "str_replace" || tool == "str_replace_editor" && a.Command == "str_replace":
-		return Diff(a.Path, "", str(a.OldStr), str(a.NewStr))
-	case tool == "create_file":
-		return Diff(a.Path, "(new content)", "", str(a.Content))
-	case tool == "str_replace_editor" && a.Command == "create":
-		return Diff(a.Path, "(new content)", "", str(a.FileText))
-	case tool == "str_replace_editor" && a.Command == "insert":
-		text := str(a.InsertText)
-		if text == "" {
-			text = str(a.NewStr)
-		}
-		where := ""
-		if a.InsertLine != nil {
-			where = "after line " + strconv.Itoa(*a.InsertLine)
-		}
-		return Diff(a.Path, where, "", text)
-	}
-	return ""
+	return clip(b.String(), maxDiff)
 }
 
-// Diff renders old replaced by new in path as a unified diff with one hunk, at most
-// maxDiffSide lines a side. Lines common to the start and the end of both are shown
-// as context.
-func Diff(path, where, old, new string) string {
-	ol, nl := splitLines(old), splitLines(new)
+func (h Hunk) write(b *strings.Builder) {
+	ol, nl := splitLines(h.Old), splitLines(h.New)
 	pre := 0
 	for pre < len(ol) && pre < len(nl) && ol[pre] == nl[pre] {
 		pre++
@@ -227,17 +178,15 @@ func Diff(path, where, old, new string) string {
 	for suf < len(ol)-pre && suf < len(nl)-pre && ol[len(ol)-1-suf] == nl[len(nl)-1-suf] {
 		suf++
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s\n+++ %s\n", path, path)
-	if where = strings.TrimSpace(where); where != "" {
-		fmt.Fprintf(&b, "@@ %s @@\n", where)
+	if where := strings.TrimSpace(h.Where); where != "" {
+		fmt.Fprintf(b, "@@ %s @@\n", where)
 	} else {
 		b.WriteString("@@\n")
 	}
 	side := func(mark byte, lines []string) {
 		for i, l := range lines {
 			if i == maxDiffSide {
-				fmt.Fprintf(&b, "%c[… %d more lines]\n", mark, len(lines)-i)
+				fmt.Fprintf(b, "%c[… %d more lines]\n", mark, len(lines)-i)
 				return
 			}
 			b.WriteByte(mark)
@@ -249,7 +198,6 @@ func Diff(path, where, old, new string) string {
 	side('-', ol[pre:len(ol)-suf])
 	side('+', nl[pre:len(nl)-suf])
 	side(' ', ol[len(ol)-suf:])
-	return clip(b.String(), maxDiff)
 }
 
 func splitLines(s string) []string {

@@ -118,7 +118,7 @@
     head.appendChild(el("span", "args", e.args || ""));
     head.appendChild(el("span", "outcome", "running"));
     head.appendChild(el("span", "dur", ""));
-    if (e.stop && e.tool === "bash" && !/\(in the background\)$/.test(e.args || "")) head.appendChild(stopButton(e.stop));
+    if (e.stop) head.appendChild(stopButton(e.stop));
     card.appendChild(head);
     card.appendChild(el("pre", "out"));
     if (!shown(card.dataset.session)) card.classList.add("hidden");
