@@ -175,7 +175,11 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 		setOutcome(ctx, "timed_out")
 		out.TimedOut = true
 		out.Stopped = fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
-		out.Hint = fmt.Sprintf("timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below", timeout.Milliseconds())
+		signals := "SIGTERM, then SIGKILL if needed"
+		if out.TTY {
+			signals = "SIGHUP and SIGTERM, as a terminal's hang-up, then SIGKILL if needed"
+		}
+		out.Hint = fmt.Sprintf("timed out: the command ran past its %d ms timeout and its process group was stopped (%s); the output captured until then is below", timeout.Milliseconds(), signals)
 	case errors.Is(ran.Stopped, session.ErrClosed):
 		setOutcome(ctx, "session_closed")
 		out.Stopped = "the session closed"
