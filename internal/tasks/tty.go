@@ -68,6 +68,8 @@ type Exchange struct {
 	Snapshot // the task's state and its new output, as plain text
 	Screen   term.Snapshot
 	View     term.View // what the kernel said of the foreground program last
+	// Foreground names the program in the foreground when the wait ran out ("sleep").
+	Foreground string
 }
 
 // TTY reports whether the task runs in a terminal.
@@ -196,6 +198,9 @@ func (m *Manager) Screen(id string) (term.Snapshot, error) {
 
 func (m *Manager) exchange(t *Task, why Why, view term.View, budget int, hint shell.Hint) Exchange {
 	x := Exchange{Why: why, View: view}
+	if why == WhyDeadline {
+		x.Foreground = term.Foreground(t.proc.TTY())
+	}
 	if t.screen.Alt() {
 		x.Screen = t.screen.Snapshot() // else the caller asks for it if it wants it
 	}

@@ -73,6 +73,17 @@ func unread(slave string) bool {
 	return err == nil && n > 0
 }
 
+// Foreground returns the name of the terminal's foreground program (its process group
+// leader's command name, as /proc/PID/comm gives it), or "".
+func Foreground(master *os.File) string {
+	pgrp, err := foreground(master)
+	if err != nil {
+		return ""
+	}
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pgrp) + "/comm")
+	return strings.TrimSpace(string(b))
+}
+
 func foreground(master *os.File) (int, error) {
 	rc, err := master.SyscallConn()
 	if err != nil {

@@ -141,6 +141,9 @@ func reason(x tasks.Exchange, wait time.Duration) string {
 	case tasks.WhyQuiet:
 		return "no output for a second (it may be waiting for input)"
 	case tasks.WhyDeadline:
+		if x.Foreground != "" {
+			return fmt.Sprintf("still busy after %d ms (%s runs in the foreground)", wait.Milliseconds(), x.Foreground)
+		}
 		return fmt.Sprintf("still busy after %d ms", wait.Milliseconds())
 	case tasks.WhyCancelled:
 		return "the call was cancelled; the program still runs"

@@ -143,3 +143,27 @@ func TestTTYFloodBoundedMemory(t *testing.T) {
 	}
 	t.Logf("peak heap %d MB", peak>>20)
 }
+
+// TestTTYCtrlCStopsSleep: Ctrl-C typed at a bash session in a terminal stops the sleep
+// running in its foreground, and the session still answers. The sleep is known to own the
+// terminal once a task_input that runs out of time names it as the foreground program.
+func TestTTYCtrlCStopsSleep(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, testConfig(t), nil)
+	id, _ := startTTY(t, cs, "PS1='$ ' exec bash --norc --noprofile -i")
+	res, out := callFor[ttyOut](t, cs, "task_input", map[string]any{"task_id": id, "input": "sleep 100\n", "wait_ms": 50})
+	for i := 0; !strings.Contains(out.Reason, "sleep runs in the foreground"); i++ {
+		if res.IsError || !out.Running || i > 1000 {
+			t.Fatalf("task_input: %s", textOf(res))
+		}
+		res, out = callFor[ttyOut](t, cs, "task_input", map[string]any{"task_id": id, "wait_ms": 50})
+	}
+	res, out = callFor[ttyOut](t, cs, "task_input", map[string]any{"task_id": id, "keys": []string{"ctrl-c"}})
+	if res.IsError || out.Reason != "waiting for input" || !strings.HasSuffix(out.Stdout, "$ ") {
+		t.Fatalf("after Ctrl-C: %s", textOf(res))
+	}
+	res, out = callFor[ttyOut](t, cs, "task_input", map[string]any{"task_id": id, "input": "echo ok\n"})
+	if res.IsError || !strings.Contains(out.Stdout, "\nok\n$ ") {
+		t.Errorf("the session after Ctrl-C: %s", textOf(res))
+	}
+}
