@@ -1,14 +1,22 @@
 # A ready coding image: Boris on a small Debian with bash, coreutils and git.
-#   docker build -t boris .
-#   docker run -p 8080:8080 -e BORIS_TOKEN=$(openssl rand -hex 32) -v "$PWD":/workspace boris
-# The binary stage is what .ci/container-check builds on every change.
-FROM golang:1.26-bookworm AS build
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" -t boris .
+#   export BORIS_TOKEN="$(openssl rand -hex 32)"     # the client needs the same token
+#   docker run --rm -p 127.0.0.1:8080:8080 -e BORIS_TOKEN \
+#     --user "$(id -u):$(id -g)" -v "$PWD":/workspace boris
+# Publish the port on 127.0.0.1 only, as above, unless other machines must reach it.
+# --user runs commands as you, so that they can write your files; without it they run as
+# the image's user `agent` (uid 10001). .ci/container-check builds and runs this image
+# where a container builder is installed, and builds its binary stage everywhere.
+
+# The Go release go.mod names, so that the build needs no toolchain download.
+FROM golang:1.26.8-bookworm AS build
+ARG VERSION=
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd ./cmd
 COPY internal ./internal
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/boris ./cmd/boris
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/boris ./cmd/boris
 
 FROM debian:bookworm-slim
 # hadolint ignore=DL3008
@@ -16,9 +24,15 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends bash coreutils git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 --shell /bin/bash agent \
- && mkdir /workspace && chown agent:agent /workspace
+ && chmod 1777 /home/agent \
+ && mkdir /workspace && chown agent:agent /workspace \
+ && git config --system --add safe.directory '*'
+# HOME is writable by whatever --user runs the image. git's ownership check
+# (safe.directory) is off: the mounted workspace belongs to the host's user, and the
+# agent runs commands in it anyway.
 COPY --from=build /out/boris /usr/local/bin/boris
 USER agent
+ENV HOME=/home/agent
 WORKDIR /workspace
 VOLUME /workspace
 # Listening beyond loopback needs a token: set BORIS_TOKEN (or BORIS_TOKEN_FILE from a

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Compare Boris's grep and find (called over MCP STDIO) with ripgrep and fd on a copy of
-# GOROOT/src, and print a Markdown table for the README's performance section.
+# GOROOT/src, and print a Markdown table for docs/performance.md.
 # Installs ripgrep and fd-find with apt-get when they are missing.
 # Usage: bench/search.sh [-runs N] [-corpus DIR]
 set -eu

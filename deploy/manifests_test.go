@@ -1,6 +1,8 @@
 // Package deploy checks the Kubernetes manifests in kubernetes/: every document decodes
 // strictly (no unknown or misspelt field) into the API type its kind names, and the
-// pieces that have to agree do.
+// pieces that have to agree do. The agent-sandbox resources are decoded into the fields
+// that project's API reference documents (see sandbox.go), which checks their form, not
+// what its controller does with them.
 package deploy
 
 import (
@@ -29,6 +31,9 @@ var types = map[string]func() any{
 	"networking.k8s.io/v1/Ingress":       func() any { return new(networkingv1.Ingress) },
 	"v1/Secret":                          func() any { return new(corev1.Secret) },
 	"networking.k8s.io/v1/NetworkPolicy": func() any { return new(networkingv1.NetworkPolicy) },
+	"agents.x-k8s.io/v1alpha1/Sandbox":   func() any { return new(Sandbox) },
+	"extensions.agents.x-k8s.io/v1alpha1/SandboxTemplate": func() any { return new(SandboxTemplate) },
+	"extensions.agents.x-k8s.io/v1alpha1/SandboxClaim":    func() any { return new(SandboxClaim) },
 }
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
@@ -88,7 +93,7 @@ func stripComments(doc string) string {
 
 func TestManifestsDecodeStrictly(t *testing.T) {
 	objs := decode(t)
-	for _, want := range []string{"boris.yaml", "sandbox-job.yaml", "ingress-sticky.yaml", "stateless.yaml"} {
+	for _, want := range []string{"boris.yaml", "sandbox-job.yaml", "ingress-sticky.yaml", "stateless.yaml", "agent-sandbox.yaml"} {
 		if len(objs[want]) == 0 {
 			t.Errorf("kubernetes/%s has no objects", want)
 		}
@@ -100,13 +105,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 func TestPodsAreSafeAndProbed(t *testing.T) {
 	for file, list := range decode(t) {
 		for _, obj := range list {
-			var spec *corev1.PodSpec
-			switch o := obj.(type) {
-			case *appsv1.Deployment:
-				spec = &o.Spec.Template.Spec
-			case *batchv1.Job:
-				spec = &o.Spec.Template.Spec
-			default:
+			spec, tokenFromClaim := podSpec(obj)
+			if spec == nil {
 				continue
 			}
 			for _, c := range spec.Containers {
@@ -114,7 +114,7 @@ func TestPodsAreSafeAndProbed(t *testing.T) {
 					continue
 				}
 				name := file + ": container " + c.Name
-				if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+				if !tokenFromClaim && !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
 					return strings.HasPrefix(e.Name, "BORIS_TOKEN") && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
 				}) && !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return strings.Contains(m.Name, "token") }) {
 					t.Errorf("%s: the token does not come from a Secret", name)
@@ -189,4 +189,81 @@ func mapsValues(m map[string]map[string]string) []map[string]string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// podSpec returns the pod an object runs, if any, and whether the token comes from each
+// claim on it rather than from the pod itself.
+func podSpec(obj any) (*corev1.PodSpec, bool) {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec.Template.Spec, false
+	case *batchv1.Job:
+		return &o.Spec.Template.Spec, false
+	case *Sandbox:
+		return &o.Spec.PodTemplate.Spec, false
+	case *SandboxTemplate:
+		return &o.Spec.PodTemplate.Spec, true
+	}
+	return nil, false
+}
+
+// TestImagesPinned: every Boris image names one release, the same everywhere, never latest.
+func TestImagesPinned(t *testing.T) {
+	tags := map[string]bool{}
+	for file, list := range decode(t) {
+		for _, obj := range list {
+			spec, _ := podSpec(obj)
+			if spec == nil {
+				continue
+			}
+			for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+				repo, tag, ok := strings.Cut(c.Image, ":")
+				if repo != "ghcr.io/mjkoo/boris" {
+					continue
+				}
+				if !ok || tag == "" || tag == "latest" {
+					t.Errorf("%s: container %s: image %q is not pinned to a release", file, c.Name, c.Image)
+				}
+				tags[tag] = true
+			}
+		}
+	}
+	if len(tags) != 1 {
+		t.Errorf("the manifests name %d Boris releases (%v), want one", len(tags), tags)
+	}
+}
+
+// TestSandboxTokensOwn: each sandbox has its own token: a Job's or a Sandbox's Secret is
+// named for it, and a SandboxTemplate's pods get theirs from each claim.
+func TestSandboxTokensOwn(t *testing.T) {
+	objs := decode(t)
+	for _, obj := range slices.Concat(objs["sandbox-job.yaml"], objs["agent-sandbox.yaml"]) {
+		var name string
+		var spec *corev1.PodSpec
+		switch o := obj.(type) {
+		case *batchv1.Job:
+			name, spec = o.Name, &o.Spec.Template.Spec
+		case *Sandbox:
+			name, spec = o.Name, &o.Spec.PodTemplate.Spec
+		case *SandboxTemplate:
+			if o.Spec.EnvVarsInjectionPolicy != "Allowed" && o.Spec.EnvVarsInjectionPolicy != "Overrides" {
+				t.Errorf("sandbox template %s: claims cannot inject their token (envVarsInjectionPolicy %q)", o.Name, o.Spec.EnvVarsInjectionPolicy)
+			}
+			continue
+		case *SandboxClaim:
+			if !slices.ContainsFunc(o.Spec.Env, func(e SandboxEnvVar) bool { return e.Name == "BORIS_TOKEN" }) {
+				t.Errorf("sandbox claim %s: no BORIS_TOKEN of its own", o.Name)
+			}
+			continue
+		default:
+			continue
+		}
+		for _, c := range spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == "BORIS_TOKEN" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || !strings.HasPrefix(e.ValueFrom.SecretKeyRef.Name, name)) {
+					t.Errorf("%s: the token's Secret is not named for the sandbox", name)
+				}
+			}
+		}
+	}
 }

@@ -1,5 +1,3 @@
-// Command boris is an MCP server that gives AI agents a shell, file viewing and editing,
-// and search, over STDIO or streamable HTTP.
 package main
 
 import (
@@ -44,6 +42,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		catchSignals(ctx)
 		return runWatch(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if !transportChosen(args, getenv) && isPipe(stdin) {
+		// A client that starts Boris without --transport (the usual way to register an MCP
+		// server) talks on stdin and stdout: serve it there, never an HTTP server that
+		// outlives it.
+		args = append([]string{"--transport=stdio"}, args...)
+	}
 	cfg, err := config.Parse(args, getenv, buildVersion(), stdout)
 	if errors.Is(err, config.ErrVersion) {
 		fmt.Fprintf(stdout, "%s\n%s\n", buildVersion(), confine.Describe())
@@ -70,10 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		// the server, however it got away from its session.
 		defer shell.StopAll(cfg.KillGrace)
 	}
-	if cfg.TokenGenerated {
-		// Printed once, straight to stderr, never through the logger.
-		fmt.Fprintf(stderr, "boris: generated bearer token (send 'Authorization: Bearer <token>'): %s\n", cfg.Token)
-	}
+	warnToken(log, &cfg, args, getenv)
 
 	// Catching the signals and setting the collector's memory limit matter once commands
 	// run and calls fill the heap, not for the first replies. Over STDIO, where the client
@@ -84,31 +85,152 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	})
 	if cfg.Transport == "stdio" {
 		srv.BeforeCalls(settle)
-		log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir, "landlock", confine.Describe())
-		if cfg.WatchAddr != "" && srv.Watch() != nil {
-			ln, err := net.Listen("tcp", cfg.WatchAddr)
-			if err != nil {
-				return fmt.Errorf("--watch: listening on %s: %w", cfg.WatchAddr, err)
-			}
-			log.Info("serving the live view", "url", "http://"+ln.Addr().String()+"/watch", "auth", cfg.Token != "")
-			wctx, stop := context.WithCancel(ctx)
-			defer stop()
-			go func() {
-				if err := srv.ServeWatch(wctx, ln); err != nil {
-					log.Warn("live view stopped", "err", err)
-				}
-			}()
-		}
-		return srv.RunStdio(ctx, stdin, stdout)
+		return serveStdio(ctx, &cfg, srv, log, stdin, stdout, stderr)
 	}
 	settle()
+	return serveHTTP(ctx, &cfg, srv, log, stderr)
+}
+
+// serveStdio serves the client on stdin and stdout, and the live view where --watch says.
+func serveStdio(ctx context.Context, cfg *config.Config, srv *server.Server, log *slog.Logger, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) error {
+	log.Info("serving on stdio", "version", cfg.Version, "workdir", cfg.Workdir, "landlock", confine.Describe())
+	watchBase := ""
+	if cfg.WatchAddr != "" && srv.Watch() != nil {
+		ln, err := net.Listen("tcp", cfg.WatchAddr)
+		if err != nil {
+			return fmt.Errorf("--watch: listening on %s: %w", cfg.WatchAddr, err)
+		}
+		watchBase = baseURL(ln)
+		log.Info("serving the live view", "url", watchBase+"/watch", "token_required", cfg.Token != "" || srv.WatchKey() != "")
+		printWatchKey(stderr, srv, strings.TrimPrefix(watchBase, "http://"))
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			if err := srv.ServeWatch(wctx, ln); err != nil {
+				log.Warn("live view stopped", "err", err)
+			}
+		}()
+	}
+	printToken(stderr, cfg, watchBase)
+	err := srv.RunStdio(ctx, stdin, stdout)
+	logStopped(ctx, log, "the client closed stdin", err)
+	return err
+}
+
+// serveHTTP serves /mcp, /health and the live view on the configured address.
+func serveHTTP(ctx context.Context, cfg *config.Config, srv *server.Server, log *slog.Logger, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listening on %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
-	log.Info("serving http", "url", "http://"+ln.Addr().String()+"/mcp", "version", cfg.Version,
-		"workdir", cfg.Workdir, "auth", cfg.Token != "", "stateless_only", cfg.Stateless, "landlock", confine.Describe(), "watch", !cfg.NoWatch)
-	return srv.Serve(ctx, ln)
+	watchURL := "off (--no-watch)"
+	if !cfg.NoWatch {
+		watchURL = baseURL(ln) + "/watch"
+	}
+	printToken(stderr, cfg, baseURL(ln))
+	printWatchKey(stderr, srv, strings.TrimPrefix(baseURL(ln), "http://"))
+	log.Info("serving http", "url", baseURL(ln)+"/mcp", "watch", watchURL, "token_required", cfg.Token != "",
+		"version", cfg.Version, "workdir", cfg.Workdir, "stateless_only", cfg.Stateless, "landlock", confine.Describe())
+	err = srv.Serve(ctx, ln)
+	logStopped(ctx, log, "the listener failed", err)
+	return err
+}
+
+// logStopped logs why serving ended: a signal, else what ended it otherwise.
+func logStopped(ctx context.Context, log *slog.Logger, otherwise string, err error) {
+	reason := otherwise
+	if ctx.Err() != nil {
+		reason = "signal"
+	}
+	if err != nil {
+		log.Info("stopped", "reason", reason, "err", err)
+		return
+	}
+	log.Info("stopped", "reason", reason)
+}
+
+// transportChosen reports whether the command line or the environment names a transport.
+func transportChosen(args []string, getenv func(string) string) bool {
+	if getenv("BORIS_TRANSPORT") != "" {
+		return true
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--transport" || strings.HasPrefix(a, "--transport=") {
+			return true
+		}
+	}
+	return false
+}
+
+// isPipe reports whether r is a pipe or a socket, as a client that starts Boris gives it.
+func isPipe(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
+}
+
+// baseURL is the address a person on this machine opens for the listener ln.
+func baseURL(ln net.Listener) string {
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return "http://" + ln.Addr().String()
+	}
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+}
+
+// minTokenLength is the shortest token that does not draw a warning.
+const minTokenLength = 16
+
+// warnToken warns about a token that is easy to guess or to read: a short one, or one
+// given on the command line, which every local user can list.
+func warnToken(log *slog.Logger, cfg *config.Config, args []string, getenv func(string) string) {
+	if cfg.Token == "" || cfg.TokenGenerated {
+		return
+	}
+	if len(cfg.Token) < minTokenLength {
+		log.Warn("the bearer token is short and easy to guess: use at least 16 random characters, such as the output of 'openssl rand -hex 32', or --generate-token", "length", len(cfg.Token))
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--token" || strings.HasPrefix(a, "--token=") {
+			log.Warn("the bearer token was given with --token: any local user can read a command line; set BORIS_TOKEN or --token-file instead")
+			return
+		}
+	}
+}
+
+// printToken prints a generated token once, straight to stderr and never through the
+// logger, as lines a person can copy: the export that keeps it for a client, and the
+// live view's address with it, when there is one (base is "" when there is none).
+func printToken(stderr io.Writer, cfg *config.Config, base string) {
+	if !cfg.TokenGenerated {
+		return
+	}
+	fmt.Fprintf(stderr, "boris: generated a bearer token; clients send 'Authorization: Bearer <token>'. Keep it in your shell with:\n  export BORIS_TOKEN=%s\n", cfg.Token)
+	if base != "" && !cfg.NoWatch {
+		fmt.Fprintf(stderr, "boris: live view: %s/watch?token=%s\n", base, cfg.Token)
+	}
+}
+
+// printWatchKey prints, once and straight to stderr (never through the logger), the
+// address that opens the live view with the key it needs on a server without a token
+// whose confined commands could reach it (see [server.Server.WatchKey]).
+func printWatchKey(stderr io.Writer, srv *server.Server, addr string) {
+	if key := srv.WatchKey(); key != "" {
+		fmt.Fprintf(stderr, "boris: commands are confined but may connect to this port, so the live view needs a key: open http://%s/watch?token=%s (boris watch --token %s)\n", addr, key, key)
+	}
 }
 
 // notifyContext is signal.NotifyContext, except that the signals are caught only from
@@ -178,7 +300,7 @@ func (n *notifier) stop() {
 // heap nears it (a large file being edited, many sessions) rather than let it grow to the
 // container's hard limit. The collector otherwise runs at Go's default, GOGC=100: at 200
 // a call that starts no process cost about a third less CPU, for about 4 MiB more
-// resident memory (see the README's Performance section). Reading the container's limit
+// resident memory (see docs/performance.md). Reading the container's limit
 // from the cgroup files takes most of a millisecond, so it is done in the background.
 func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {

@@ -282,9 +282,23 @@ func TestHTTPBothProtocols(t *testing.T) {
 func TestGeneratedTokenPrintedOnce(t *testing.T) {
 	t.Parallel()
 	base, cmd, stderr := httpServer(t, "--generate-token", "--workdir", t.TempDir())
-	m := regexp.MustCompile(`token[^:]*: ([0-9a-f]{64})`).FindStringSubmatch(stderr.String())
+	m := regexp.MustCompile(`(?m)^  export BORIS_TOKEN=([0-9a-f]{64})$`).FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no generated token on stderr: %s", stderr.String())
+	}
+	// The live view's link carries the token, ready to open.
+	link := regexp.MustCompile(`(?m)^boris: live view: (http://\S+/watch\?token=` + m[1] + `)$`).FindStringSubmatch(stderr.String())
+	if link == nil {
+		t.Fatalf("no live view link on stderr: %s", stderr.String())
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.Get(link[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Set-Cookie") == "" {
+		t.Errorf("GET %s = %s, want a redirect that signs the browser in", link[1], res.Status)
 	}
 	cs := httpClient(t, base, m[1])
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
@@ -292,8 +306,88 @@ func TestGeneratedTokenPrintedOnce(t *testing.T) {
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
-	if n := strings.Count(stderr.String(), m[1]); n != 1 {
-		t.Errorf("token appears %d times on stderr, want once", n)
+	// Printed once as the export and once in the link, never in a log line.
+	if n := strings.Count(stderr.String(), m[1]); n != 2 {
+		t.Errorf("token appears %d times on stderr, want twice (export and link)", n)
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "level=") && strings.Contains(line, m[1]) {
+			t.Errorf("the token is in a log line: %s", line)
+		}
+	}
+}
+
+// TestPipedStdinServesStdio: a client that starts boris without --transport (stdin a
+// pipe) is served on stdio, and boris exits when the client closes stdin, rather than
+// serving HTTP to no one after the client has gone.
+func TestPipedStdinServesStdio(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "--workdir", t.TempDir(), "--port", "0")
+	cmd.Stderr = &syncBuffer{}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting over stdio without --transport: %v (stderr: %s)", err, cmd.Stderr)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("closing: %v", err)
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Exited() {
+		t.Errorf("boris still running after its client closed stdin: %v", cmd.ProcessState)
+	}
+	if strings.Contains(cmd.Stderr.(*syncBuffer).String(), "serving http") {
+		t.Errorf("boris served HTTP with a pipe as stdin: %s", cmd.Stderr)
+	}
+}
+
+// TestTokenWarnings: a short token, or one on the command line, is warned about at start.
+func TestTokenWarnings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+		not  []string
+	}{
+		{"short on the command line", nil, []string{"--token", "short"}, []string{"token is short", "given with --token"}, nil},
+		{"long in the environment", []string{"BORIS_TOKEN=0123456789abcdef0123"}, nil, nil, []string{"token is short", "given with --token"}},
+		{"short in the environment", []string{"BORIS_TOKEN=abc"}, nil, []string{"token is short"}, []string{"given with --token"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, cmd, stderr := httpServerEnv(t, tc.env, append([]string{"--workdir", t.TempDir()}, tc.args...)...)
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("no warning %q: %s", w, stderr.String())
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(stderr.String(), w) {
+					t.Errorf("warning %q given: %s", w, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// TestStartupAndShutdownLogged: the start-up line names the URLs served and whether a
+// token is needed; the end is logged too.
+func TestStartupAndShutdownLogged(t *testing.T) {
+	t.Parallel()
+	base, cmd, stderr := httpServer(t, "--workdir", t.TempDir())
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	for _, want := range []string{"url=" + base + "/mcp", "watch=" + base + "/watch", "token_required=false", `msg=stopped reason=signal`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("log lacks %q: %s", want, stderr.String())
+		}
 	}
 }
 
@@ -603,7 +697,7 @@ func TestConfinedCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(landlock.String(), "Landlock ABI") {
-		t.Skipf("no Landlock: %s", landlock.String())
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock: "+landlock.String())
 	}
 	dir, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "secret")

@@ -99,6 +99,8 @@ func follow(ctx context.Context, url, token string, last *string, p *printer) (b
 	}
 	defer func() { _ = res.Body.Close() }()
 	switch {
+	case res.StatusCode == http.StatusUnauthorized && token != "":
+		return false, fatalError{fmt.Errorf("%s: the server refused the token: it is not this server's token; pass the one the server was started with (--token or BORIS_TOKEN)", url)}
 	case res.StatusCode == http.StatusUnauthorized:
 		return false, fatalError{fmt.Errorf("%s: the server needs its token: pass --token or set BORIS_TOKEN", url)}
 	case res.StatusCode == http.StatusNotFound:
@@ -217,8 +219,8 @@ func (p *printer) event(e watch.Event) {
 		if label == "" {
 			label = "client"
 		}
-		if len(e.Session) > 8 {
-			label += "·" + e.Session[:8]
+		if e.Session != "" {
+			label += "·" + e.Session[:min(len(e.Session), 8)]
 		}
 		p.sessions[e.Session] = label
 		fmt.Fprintf(p.w, "%s %s: session opened (%s %s, %s) in %s\n", e.Time.Local().Format("15:04:05"), label, e.Client, e.Version, e.Transport, e.Cwd)

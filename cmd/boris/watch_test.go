@@ -103,6 +103,10 @@ func TestWatchNeedsToken(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "the server needs its token") {
 		t.Errorf("boris watch without the token: %v\n%s", err, out)
 	}
+	out, err = exec.Command(binary, "watch", "--token", "not-the-token", base).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the server refused the token") {
+		t.Errorf("boris watch with a wrong token: %v\n%s", err, out)
+	}
 }
 
 func TestStdioWatchListener(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // toolCall is one step of a fakeModel's script: the tool it calls and the
@@ -17,6 +18,8 @@ import (
 type toolCall struct {
 	Name  string
 	Input map[string]any
+	// After, if set, makes the input from the text of the previous step's result.
+	After func(previous string) map[string]any
 }
 
 // fakeModel is a stand-in for the Anthropic Messages API. The agent loop's
@@ -33,10 +36,19 @@ type fakeModel struct {
 	// expectMissing makes a scripted tool that Claude Code does not offer
 	// a finding to check rather than an error.
 	expectMissing bool
+	// early makes a scripted tool not offered yet (an interactive session takes
+	// a prompt before its MCP servers' tools are listed) an answer asking for
+	// the prompt again, counted in tooEarly.
+	early    bool // guarded by mu, as the rest
+	tooEarly int
+	asked    int // how many scripted calls the model has made
 
 	mu      sync.Mutex
 	results map[int]toolResult
 	missing []string // scripted tools Claude Code did not offer
+	texts   []string // the text of the user messages of agent-loop requests, as first seen
+	seen    map[string]bool
+	changed chan struct{} // closed and replaced whenever a request arrives
 }
 
 // finalText is the fake model's last answer, once every call has a result.
@@ -49,7 +61,7 @@ type toolResult struct {
 }
 
 func newFakeModel(t *testing.T, script ...toolCall) (*fakeModel, string) {
-	m := &fakeModel{t: t, script: script, results: map[int]toolResult{}}
+	m := &fakeModel{t: t, script: script, results: map[int]toolResult{}, seen: map[string]bool{}, changed: make(chan struct{})}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return m, srv.URL
@@ -122,6 +134,7 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	m.t.Logf("fake model: %s stream=%v messages=%d tools=%v", req.Model, req.Stream, len(req.Messages), names)
 	agentLoop := len(req.Tools) > 0
+	defer m.signal()
 	if !agentLoop {
 		answer(w, req, contentBlock{Type: "text", Text: "ok"}, "end_turn")
 		return
@@ -131,8 +144,12 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	// the next step of the script.
 	done := 0
 	for _, msg := range req.Messages {
+		if msg.Role != "user" {
+			continue
+		}
+		m.recordText(msg.Content)
 		var blocks []contentBlock
-		if msg.Role != "user" || json.Unmarshal(msg.Content, &blocks) != nil {
+		if json.Unmarshal(msg.Content, &blocks) != nil {
 			continue // plain string content
 		}
 		for _, b := range blocks {
@@ -155,6 +172,16 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	if done < len(m.script) {
 		step := m.script[done]
+		m.mu.Lock()
+		early := m.early && done == 0 && !slices.Contains(names, step.Name)
+		if early {
+			m.tooEarly++
+		}
+		m.mu.Unlock()
+		if early {
+			answer(w, req, contentBlock{Type: "text", Text: "The tools are not there yet."}, "end_turn")
+			return
+		}
 		if !slices.Contains(names, step.Name) {
 			m.mu.Lock()
 			m.missing = append(m.missing, step.Name)
@@ -165,10 +192,88 @@ func (m *fakeModel) messages(w http.ResponseWriter, r *http.Request) {
 			answer(w, req, contentBlock{Type: "text", Text: "The tool is missing."}, "end_turn")
 			return
 		}
+		m.mu.Lock()
+		m.asked = max(m.asked, done+1)
+		m.mu.Unlock()
+		if step.After != nil {
+			previous, _ := m.result(done - 1)
+			step.Input = step.After(previous.Text)
+		}
 		answer(w, req, contentBlock{Type: "tool_use", ID: fmt.Sprintf("toolu_boris_%d", done)}, "tool_use", step)
 		return
 	}
 	answer(w, req, contentBlock{Type: "text", Text: finalText}, "end_turn")
+}
+
+// recordText keeps the text of a user message the first time it is seen.
+func (m *fakeModel) recordText(raw json.RawMessage) {
+	text := resultText(raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.seen[text] {
+		m.seen[text] = true
+		m.texts = append(m.texts, text)
+	}
+}
+
+func (m *fakeModel) signal() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// await waits until cond, checked whenever a request has been answered, holds, and
+// reports whether it did within d.
+func (m *fakeModel) await(d time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		m.mu.Lock()
+		ch := m.changed
+		m.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return cond()
+		}
+	}
+}
+
+// requested reports whether the model has made script step i's call.
+func (m *fakeModel) requested(i int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.asked > i
+}
+
+// allowEarly sets early.
+func (m *fakeModel) allowEarly() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.early = true
+}
+
+// earlyAnswers is how many prompts came before the scripted tool was offered.
+func (m *fakeModel) earlyAnswers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tooEarly
+}
+
+// userText returns the first user message text seen that contains want.
+func (m *fakeModel) userText(want string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.texts {
+		if strings.Contains(s, want) {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 // resultText joins the text of a tool_result's content, which is either a

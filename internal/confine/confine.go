@@ -1,15 +1,3 @@
-// Package confine confines commands to a set of paths with Landlock, the Linux security
-// module that lets an unprivileged process restrict what it and its children may reach.
-//
-// A [Policy] is decided once at startup: which paths commands may read, write and run, and
-// which kernel features (the Landlock ABI) back it. Each session gets a [Domain] of its own,
-// with its private temporary directory added. Only the processes a Domain starts are
-// confined, never Boris itself, and no thread of Boris is ever in a domain: a Domain is
-// served by a launcher, Boris's own program started again, once per session. One thread of
-// the launcher restricts itself and then does nothing but fork the session's commands, on
-// Boris's behalf and with Boris as their parent (CLONE_PARENT), so that Boris waits for
-// them and tracks them as any other. A command costs one round trip over a socket, where a
-// helper that restricts itself and then execs the shell would cost a second exec every time.
 package confine
 
 import (
@@ -17,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -27,6 +16,10 @@ const (
 	On   = "on"   // confine, or refuse to start
 	Off  = "off"  // never confine
 )
+
+// errNoSeccomp says that commands cannot be kept from network protocols other than TCP
+// here: the seccomp filter that does it is written for amd64 and arm64 alone.
+var errNoSeccomp = errors.New("--confine-network: Boris can keep commands from network protocols other than TCP only on amd64 and arm64, not on " + runtime.GOARCH)
 
 // ErrClosed is returned by [Domain.ForkExec] once the Domain is closed.
 var ErrClosed = errors.New("confinement domain is closed")
@@ -133,6 +126,8 @@ func decide(o Options) (*Policy, error) {
 		return nil, fmt.Errorf("--confine-bash=on: commands cannot be confined: %s; use --confine-bash=auto to run them unconfined, or run Boris in a container", why)
 	case o.Network && abi < 4:
 		return nil, fmt.Errorf("--confine-network: this kernel cannot forbid TCP to commands (%s; Landlock ABI 4, Linux 6.7, is needed)", describe(abi, why))
+	case o.Network && !canFilterNetwork():
+		return nil, errNoSeccomp
 	case !p.paths:
 		p.why = "no --allow-dir"
 	case abi < 1:
@@ -278,6 +273,26 @@ func lookPath(name, path string) string {
 	return ""
 }
 
+// CanRead reports whether confined commands may read the file at path (as Landlock sees
+// it, beneath its real path), through the rules decided at startup: false when commands
+// are not confined to paths, which says nothing of what unconfined commands may read.
+func (p *Policy) CanRead(path string) bool {
+	if !p.paths {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	} else if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	for _, r := range p.rules {
+		if r.access != list && within(path, r.path) {
+			return true
+		}
+	}
+	return false
+}
+
 // ABI returns the Landlock ABI version in use: 0 when Landlock is not available.
 func (p *Policy) ABI() int { return p.abi }
 
@@ -335,7 +350,7 @@ func (p *Policy) String() string {
 		parts = append(parts, "paths not confined ("+p.why+")")
 	}
 	if p.network {
-		parts = append(parts, "no TCP connect or bind")
+		parts = append(parts, "no TCP connect or bind, and no sockets but UNIX, netlink, TCP and UDP ones")
 	}
 	if p.scopeSignal {
 		parts = append(parts, "no signals outside the session")

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 func TestNewRefusesWhatTheKernelCannotDo(t *testing.T) {
@@ -56,7 +58,7 @@ func TestNewRefusesWhatTheKernelCannotDo(t *testing.T) {
 func TestPolicyRules(t *testing.T) {
 	t.Parallel()
 	if KernelABI() < 1 {
-		t.Skip("no Landlock")
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock")
 	}
 	a, extra, ro := t.TempDir(), t.TempDir(), t.TempDir()
 	home := t.TempDir()

@@ -58,7 +58,7 @@ func childProcs(t *testing.T) (all, zombies []int) {
 func newDomain(t testing.TB) (*Domain, string) {
 	t.Helper()
 	if KernelABI() < 1 {
-		t.Skip("no Landlock")
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock")
 	}
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte("s"), 0o600); err != nil {
@@ -243,7 +243,7 @@ func ownCgroup(t *testing.T) string {
 	}
 	dir := filepath.Join(mount, own, "confine-test-"+strconv.Itoa(os.Getpid()))
 	if mount == "" || own == "" || os.Mkdir(dir, 0o755) != nil {
-		t.Skip("no cgroup v2 directory this process may create cgroups in")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "no cgroup v2 directory this process may create cgroups in")
 	}
 	t.Cleanup(func() { os.Remove(dir) })
 	return dir
@@ -255,7 +255,7 @@ func ownCgroup(t *testing.T) string {
 // shell does (shell.Command.Launch).
 func TestMoveIntoCgroup(t *testing.T) {
 	if KernelABI() < 1 {
-		t.Skip("no Landlock")
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock")
 	}
 	dir := t.TempDir()
 	p, err := New(Options{Mode: On, Dirs: []string{dir}})

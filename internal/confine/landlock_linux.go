@@ -137,6 +137,11 @@ func restrictThread(p *Policy, rules []rule) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
+	if p.network {
+		if err := installNetworkFilter(); err != nil {
+			return err
+		}
+	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return fmt.Errorf("entering the Landlock domain: %w", errno)
 	}

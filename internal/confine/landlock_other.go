@@ -11,6 +11,8 @@ func kernelABI() int { return 0 }
 
 func kernelErrata() uint64 { return 0 }
 
+func canFilterNetwork() bool { return false }
+
 func unsupported() string { return "Landlock exists only on Linux" }
 
 // Domain is one Landlock domain; on this system there are none.

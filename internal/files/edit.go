@@ -35,8 +35,11 @@ type Edit struct {
 	CRLF        bool   // the new text was written with CRLF line endings, as the file has
 	CR          bool   // the new text was written with lone CR line endings, as the file has
 	ModeLost    string // how the file's mode could not be kept, when it could not
-	Old, New    []byte
-	Digest      Digest // of New
+	// Held names processes started by Boris's commands that had the file open for writing:
+	// they write on to the replaced file, and what they write is lost. "" when none.
+	Held     string
+	Old, New []byte
+	Digest   Digest // of New
 }
 
 // snippetContext is how many lines around an edited region its snippet shows, and

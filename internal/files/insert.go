@@ -47,6 +47,7 @@ func Insert(path string, after int, text string, opts EditOptions) (*Edit, error
 		CRLF: bytes.Equal(eol, []byte("\r\n")), CR: bytes.Equal(eol, []byte("\r"))}
 	e.Lines = []int{e.First}
 	e.ModeLost = lost
+	e.Held = heldForWriting(path, info)
 	e.Snippet = snippet(out, e.First, e.Last, 0)
 	return e, nil
 }

@@ -49,6 +49,7 @@ func Replace(ctx context.Context, path, old, new string, all bool, opts EditOpti
 	if e.ModeLost, err = writeAtomic(opts.Open, path, e.New, info, writeAll); err != nil {
 		return nil, err
 	}
+	e.Held = heldForWriting(path, info)
 	return e, nil
 }
 

@@ -299,6 +299,8 @@ type Created struct {
 	Mode    fs.FileMode // the mode the file has now, with setuid, setgid and sticky bits
 	// ModeLost says how an overwritten file's mode could not be kept, when it could not.
 	ModeLost string
+	// Held is as in [Edit], for an overwritten file.
+	Held string
 	// Old is the overwritten content, when asked for and the file was within the size limit.
 	Old     []byte
 	OldKept bool
@@ -352,6 +354,9 @@ func Create(open Opener, path string, content []byte, maxFileSize int64, keepOld
 		return nil, err
 	}
 	c.ModeLost = lost
+	if info != nil {
+		c.Held = heldForWriting(path, info)
+	}
 	if f, err := open.open(path, os.O_RDONLY|syscall.O_NONBLOCK); err == nil {
 		if st, err := f.Stat(); err == nil {
 			c.Mode = st.Mode() & keptBits

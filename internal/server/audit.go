@@ -16,7 +16,8 @@ import (
 )
 
 // audit logs every tool call at info level: session, tool, a short argument summary,
-// duration and outcome.
+// duration and outcome (ok, an error code, a command's non-zero exit status or signal, a
+// timeout or a cancel).
 func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
@@ -45,7 +46,7 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		s.log.Info("tool call", "session", sid, "tool", call.Params.Name,
-			"args", summarize(call.Params.Arguments, s.cfg.Token, tools.ViewCall(call.Params.Name, nil).Logged),
+			summarize(call.Params.Arguments, s.cfg.Token, tools.ViewCall(call.Params.Name, nil).Logged),
 			"duration_ms", time.Since(start).Milliseconds(), "outcome", outcome)
 		return res, err
 	}
@@ -55,21 +56,67 @@ func (s *Server) audit(next mcp.MethodHandler) mcp.MethodHandler {
 // arguments must not write a line of megabytes.
 const maxAuditArgs = 4 << 10
 
-// summarize renders raw tool arguments for the log, keeping it short and free of secrets:
-// only the arguments the tool table marks as logged show their values, the others only
-// their length.
-// The token is taken out of every value before it is encoded, so that characters JSON
-// escapes (<, >, &, ") cannot hide it; the whole summary is cut at maxAuditArgs bytes.
-func summarize(raw json.RawMessage, token string, logged func(arg string) bool) string {
-	s := summarizeArgs(raw, token, logged)
-	if len(s) > maxAuditArgs {
-		cut := maxAuditArgs
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
+// summarize renders raw tool arguments for the log as the attributes of one group, each
+// value as it was sent (a command as written, so that the log handler escapes it once),
+// keeping it short and free of secrets: the token is taken out of every value and name,
+// only the arguments the tool table marks as logged show their values (the others, such
+// as file contents and edit strings, only their length), long values are cut, and past
+// maxAuditArgs bytes in all the remaining arguments are only counted.
+func summarize(raw json.RawMessage, token string, logged func(arg string) bool) slog.Attr {
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return slog.String("args", fmt.Sprintf("(%d bytes, not an object)", len(raw)))
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	attrs := make([]any, 0, len(keys))
+	n := 0
+	for i, k := range keys {
+		name := redact(k, token).(string)
+		if len(name) > 100 {
+			name = fmt.Sprintf("(a %d-byte name)", len(name))
+		}
+		val := auditValue(args[k], logged(k), token)
+		if n += len(name) + len(val) + 4; n > maxAuditArgs-64 {
+			attrs = append(attrs, slog.Int("more_arguments", len(keys)-i))
+			break
+		}
+		attrs = append(attrs, slog.String(name, val))
+	}
+	return slog.Group("args", attrs...)
+}
+
+// auditValue is how the log shows an argument's value: a string as it is, anything else
+// as JSON, cut at 200 bytes; a value not shown, as its length.
+func auditValue(v any, shown bool, token string) string {
+	if !shown {
+		if str, ok := v.(string); ok {
+			return fmt.Sprintf("(%d chars)", utf8.RuneCountInString(str))
+		}
+		return "(…)"
+	}
+	val, ok := redact(v, token).(string)
+	if !ok {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(redact(v, token))
+		val = strings.TrimSuffix(b.String(), "\n")
+		if token != "" {
+			val = strings.ReplaceAll(val, token, "[token]") // a token of digits, in a number
+		}
+	}
+	if len(val) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(val[cut]) {
 			cut--
 		}
-		s = fmt.Sprintf("%s… (summary cut: %d of %d bytes shown)", s[:cut], cut, len(s))
+		val = val[:cut] + "…"
 	}
-	return s
+	return val
 }
 
 // redact replaces every occurrence of token in the strings inside v.
@@ -94,53 +141,4 @@ func redact(v any, token string) any {
 		return out
 	}
 	return v
-}
-
-func summarizeArgs(raw json.RawMessage, token string, logged func(arg string) bool) string {
-	var args map[string]any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return fmt.Sprintf("(%d bytes, not an object)", len(raw))
-	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	n := 0
-	for i, k := range keys {
-		name := redact(k, token).(string)
-		if len(name) > 100 {
-			name = fmt.Sprintf("(a %d-byte name)", len(name))
-		}
-		var part string
-		switch v := args[k]; {
-		case !logged(k):
-			if str, ok := v.(string); ok {
-				part = fmt.Sprintf("%s=(%d chars)", name, utf8.RuneCountInString(str))
-			} else {
-				part = name + "=(…)"
-			}
-		default:
-			b, _ := json.Marshal(redact(v, token))
-			val := string(b)
-			if token != "" {
-				val = strings.ReplaceAll(val, token, "[token]") // a token of digits, in a number
-			}
-			if len(val) > 200 {
-				cut := 200
-				for cut > 0 && !utf8.RuneStart(val[cut]) {
-					cut--
-				}
-				val = val[:cut] + "…"
-			}
-			part = name + "=" + val
-		}
-		if n += len(part) + 1; n > maxAuditArgs-64 {
-			parts = append(parts, fmt.Sprintf("(%d more arguments)", len(keys)-i))
-			break
-		}
-		parts = append(parts, part)
-	}
-	return strings.Join(parts, " ")
 }

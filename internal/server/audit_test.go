@@ -49,8 +49,8 @@ func TestAuditLog(t *testing.T) {
 		}
 	}
 	// A path is logged as it is; file contents only as their length.
-	if args, _ := entries[0]["args"].(string); !strings.Contains(args, `path="a.txt"`) || !strings.Contains(args, "content=(18 chars)") {
-		t.Errorf("args of create_file = %q, want the path and the content's length", args)
+	if args, _ := entries[0]["args"].(map[string]any); args["path"] != "a.txt" || args["content"] != "(18 chars)" {
+		t.Errorf("args of create_file = %v, want the path and the content's length", args)
 	}
 	if got := entries[2]["outcome"]; got != "error NOT_FOUND" {
 		t.Errorf("outcome of a failed view = %v, want error NOT_FOUND", got)
@@ -114,7 +114,7 @@ func TestAuditRedactsEscapedToken(t *testing.T) {
 	for _, line := range lines {
 		var e map[string]any
 		_ = json.Unmarshal([]byte(line), &e)
-		if args, _ := e["args"].(string); strings.Contains(args, cfg.Token) || strings.Contains(line, string(escaped[1:len(escaped)-1])) || !strings.Contains(args, "[token]") {
+		if args := fmt.Sprint(e["args"]); strings.Contains(args, cfg.Token) || strings.Contains(line, string(escaped[1:len(escaped)-1])) || !strings.Contains(args, "[token]") {
 			t.Errorf("log line does not redact the token: %s", line)
 		}
 	}
@@ -128,7 +128,7 @@ func TestAuditLineBounded(t *testing.T) {
 		args[fmt.Sprintf("extra%05d", i)] = i
 	}
 	_, lines, _ := auditEntries(t, newConfig(t), []mcp.CallToolParams{{Name: "bash", Arguments: args}})
-	if len(lines[0]) > 8<<10 || !strings.Contains(lines[0], "more arguments") {
+	if len(lines[0]) > 8<<10 || !strings.Contains(lines[0], "more_arguments") {
 		t.Errorf("log line of %d bytes, want at most 8 KiB saying what was left out: %.300s", len(lines[0]), lines[0])
 	}
 }
@@ -145,5 +145,45 @@ func TestAuditStoppedOutcome(t *testing.T) {
 	}
 	if got := entries[1]["outcome"]; got != "ok" {
 		t.Errorf("outcome of a command that ran = %v, want ok", got)
+	}
+}
+
+// TestAuditReadable: a command is logged as written, escaped once by the log format (no
+// JSON escapes inside quotes), and a command's exit status or signal is its outcome.
+func TestAuditReadable(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	var logs lockedBuffer
+	srv, err := New(&cfg, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.MCP().Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, cmd := range []string{`echo "a" && ls > /dev/null; exit 3`, `kill -SEGV $$`, `true`} {
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": cmd}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := logs.String()
+	for _, want := range []string{
+		`args.command="echo \"a\" && ls > /dev/null; exit 3"`, `outcome="exit 3"`,
+		`args.command="kill -SEGV $$"`, `outcome="killed by SIGSEGV (exit 139)"`,
+		`args.command=true`, `outcome=ok`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `\u00`) {
+		t.Errorf("log has JSON escapes:\n%s", got)
 	}
 }

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"encoding/json"
-	"fmt"
 	"log/slog"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,73 +39,73 @@ func TestCallsReadInEveryFace(t *testing.T) {
 			{tool: "bash", args: map[string]any{"command": "echo hi", "timeout": 5000},
 				view: "echo hi [stop] → exit 0", log: `command="echo hi" timeout=5000 → ok`},
 			{tool: "bash", args: map[string]any{"command": "sleep 100", "run_in_background": true, "description": "wait"},
-				view: "sleep 100  (in the background) → started task-1", log: `command="sleep 100" description=(4 chars) run_in_background=true → ok`},
+				view: "sleep 100  (in the background) → started task-1", log: `command="sleep 100" description="(4 chars)" run_in_background=true → ok`},
 			{tool: "task_kill", args: map[string]any{"task_id": "task-1"},
-				view: "task-1 → killed by SIGTERM (killed on request)", log: `task_id="task-1" → ok`},
+				view: "task-1 → killed by SIGTERM (killed on request)", log: `task_id=task-1 → ok`},
 			{tool: "task_list", args: map[string]any{},
 				view: " → ok", log: ` → ok`},
 			{tool: "create_file", args: map[string]any{"path": "a.txt", "content": "one\ntwo\n"},
 				view: "a.txt → ok — Created $WORKDIR/a.txt: wrote 8 bytes (mode 0644).", diff: "--- a.txt\n+++ a.txt\n@@ (new content) @@\n+one\n+two\n",
-				log: `content=(8 chars) path="a.txt" → ok`},
+				log: `content="(8 chars)" path=a.txt → ok`},
 			{tool: "view", args: map[string]any{"path": "a.txt", "view_range": []any{1, 1}},
-				view: "a.txt → ok", log: `path="a.txt" view_range=[1,1] → ok`},
+				view: "a.txt → ok", log: `path=a.txt view_range=[1,1] → ok`},
 			{tool: "str_replace", args: map[string]any{"path": "a.txt", "old_str": "two", "new_str": "2"},
 				view: "a.txt → ok — Replaced 1 occurrence in $WORKDIR/a.txt (now line 2). The edited region reads:", diff: "--- a.txt\n+++ a.txt\n@@\n-two\n+2\n",
-				log: `new_str=(1 chars) old_str=(3 chars) path="a.txt" → ok`},
+				log: `new_str="(1 chars)" old_str="(3 chars)" path=a.txt → ok`},
 			{tool: "grep", args: map[string]any{"pattern": "one", "path": ".", "glob": "*.txt", "-i": true},
-				view: "one  in .  glob *.txt → ok — Found 1 file (newest first):", log: `-i=(…) glob="*.txt" path="." pattern="one" → ok`},
+				view: "one  in .  glob *.txt → ok — Found 1 file (newest first):", log: `-i=(…) glob=*.txt path=. pattern=one → ok`},
 			{tool: "find", args: map[string]any{"pattern": "*.txt", "type": "file"},
-				view: `*.txt → ok — Found 1 file matching "*.txt" (newest first):`, log: `pattern="*.txt" type="file" → ok`},
+				view: `*.txt → ok — Found 1 file matching "*.txt" (newest first):`, log: `pattern=*.txt type=file → ok`},
 			{tool: "view", args: map[string]any{"path": "missing.txt"},
-				view: "missing.txt → error NOT_FOUND — NOT_FOUND: missing.txt does not exist (relative paths are taken against the working directory, $WORKDIR)", log: `path="missing.txt" → error NOT_FOUND`},
+				view: "missing.txt → error NOT_FOUND — NOT_FOUND: missing.txt does not exist (relative paths are taken against the working directory, $WORKDIR)", log: `path=missing.txt → error NOT_FOUND`},
 		}},
 		{"editor", func(c *config.Config) { c.AnthropicCompat = true }, []faceCall{
 			{tool: "str_replace_editor", args: map[string]any{"command": "create", "path": "a.txt", "file_text": "one\ntwo\n"},
 				view: "create a.txt → ok — Created $WORKDIR/a.txt: wrote 8 bytes (mode 0644).", diff: "--- a.txt\n+++ a.txt\n@@ (new content) @@\n+one\n+two\n",
-				log: `command="create" file_text=(8 chars) path="a.txt" → ok`},
+				log: `command=create file_text="(8 chars)" path=a.txt → ok`},
 			{tool: "str_replace_editor", args: map[string]any{"command": "view", "path": "a.txt"},
-				view: "view a.txt → ok", log: `command="view" path="a.txt" → ok`},
+				view: "view a.txt → ok", log: `command=view path=a.txt → ok`},
 			{tool: "str_replace_editor", args: map[string]any{"command": "str_replace", "path": "a.txt", "old_str": "two", "new_str": "2"},
 				view: "str_replace a.txt → ok — Replaced 1 occurrence in $WORKDIR/a.txt (now line 2). The edited region reads:", diff: "--- a.txt\n+++ a.txt\n@@\n-two\n+2\n",
-				log: `command="str_replace" new_str=(1 chars) old_str=(3 chars) path="a.txt" → ok`},
+				log: `command=str_replace new_str="(1 chars)" old_str="(3 chars)" path=a.txt → ok`},
 			{tool: "str_replace_editor", args: map[string]any{"command": "insert", "path": "a.txt", "insert_line": 1, "new_str": "1.5"},
 				view: "insert a.txt → ok — Inserted 1 line after line 1 of $WORKDIR/a.txt (now line 2). The edited region reads:", diff: "--- a.txt\n+++ a.txt\n@@ after line 1 @@\n+1.5\n",
-				log: `command="insert" insert_line=1 new_str=(3 chars) path="a.txt" → ok`},
+				log: `command=insert insert_line=1 new_str="(3 chars)" path=a.txt → ok`},
 			{tool: "bash", args: map[string]any{"command": "cat a.txt"},
 				view: "cat a.txt [stop] → exit 0", log: `command="cat a.txt" → ok`},
 		}},
 		{"claude-code", func(c *config.Config) { c.Tools = "claude-code" }, []faceCall{
 			{tool: "Bash", args: map[string]any{"command": "echo hi", "timeout": 5000, "description": "say hi"},
-				view: "echo hi [stop] → exit 0", log: `command="echo hi" description=(6 chars) timeout=5000 → ok`},
+				view: "echo hi [stop] → exit 0", log: `command="echo hi" description="(6 chars)" timeout=5000 → ok`},
 			{tool: "Bash", args: map[string]any{"command": "sleep 100", "run_in_background": true},
 				view: "sleep 100  (in the background) → started task-1", log: `command="sleep 100" run_in_background=true → ok`},
 			{tool: "KillShell", args: map[string]any{"shell_id": "task-1"},
-				view: "task-1 → killed by SIGTERM (killed on request)", log: `shell_id="task-1" → ok`},
+				view: "task-1 → killed by SIGTERM (killed on request)", log: `shell_id=task-1 → ok`},
 			{tool: "BashOutput", args: map[string]any{"bash_id": "task-1"},
-				view: "task-1 → killed by SIGTERM (killed on request)", log: `bash_id="task-1" → ok`},
+				view: "task-1 → killed by SIGTERM (killed on request)", log: `bash_id=task-1 → ok`},
 			{tool: "TaskOutput", args: map[string]any{"task_id": "task-1", "block": false},
-				view: "task-1 → killed by SIGTERM (killed on request)", log: `block=false task_id="task-1" → ok`},
+				view: "task-1 → killed by SIGTERM (killed on request)", log: `block=false task_id=task-1 → ok`},
 			{tool: "TaskStop", args: map[string]any{"shell_id": "task-1"},
-				view: "task-1 → killed by SIGTERM (killed on request)", log: `shell_id="task-1" → ok`},
+				view: "task-1 → killed by SIGTERM (killed on request)", log: `shell_id=task-1 → ok`},
 			{tool: "Write", args: map[string]any{"file_path": "a.txt", "content": "one\ntwo\n"},
 				view: "a.txt → ok — Created $WORKDIR/a.txt: wrote 8 bytes (mode 0644).", diff: "--- a.txt\n+++ a.txt\n@@ (new content) @@\n+one\n+two\n",
-				log: `content=(8 chars) file_path="a.txt" → ok`},
+				log: `content="(8 chars)" file_path=a.txt → ok`},
 			{tool: "Read", args: map[string]any{"file_path": "a.txt", "offset": 1, "limit": 1},
-				view: "a.txt → ok", log: `file_path="a.txt" limit=1 offset=1 → ok`},
+				view: "a.txt → ok", log: `file_path=a.txt limit=1 offset=1 → ok`},
 			{tool: "Edit", args: map[string]any{"file_path": "a.txt", "old_string": "two", "new_string": "2"},
 				view: "a.txt → ok — Replaced 1 occurrence in $WORKDIR/a.txt (now line 2). The edited region reads:", diff: "--- a.txt\n+++ a.txt\n@@\n-two\n+2\n",
-				log: `file_path="a.txt" new_string=(1 chars) old_string=(3 chars) → ok`},
+				log: `file_path=a.txt new_string="(1 chars)" old_string="(3 chars)" → ok`},
 			{tool: "MultiEdit", args: map[string]any{"file_path": "a.txt", "edits": []any{
 				map[string]any{"old_string": "one", "new_string": "1"}, map[string]any{"old_string": "2", "new_string": "two"}}},
 				view: "a.txt → ok — Edited $WORKDIR/a.txt: 2 edits applied.", diff: "--- a.txt\n+++ a.txt\n@@\n-one\n+1\n@@\n-2\n+two\n",
-				log: `edits=(…) file_path="a.txt" → ok`},
+				log: `edits=(…) file_path=a.txt → ok`},
 			{tool: "Glob", args: map[string]any{"pattern": "*.txt", "path": "."},
-				view: `*.txt  in . → ok — Found 1 file matching "*.txt" (newest first):`, log: `path="." pattern="*.txt" → ok`},
+				view: `*.txt  in . → ok — Found 1 file matching "*.txt" (newest first):`, log: `path=. pattern=*.txt → ok`},
 			{tool: "Grep", args: map[string]any{"pattern": "two", "glob": "*.txt", "output_mode": "count"},
-				view: "two  glob *.txt → ok — Found 1 matching line in 1 file:", log: `glob="*.txt" output_mode="count" pattern="two" → ok`},
+				view: "two  glob *.txt → ok — Found 1 matching line in 1 file:", log: `glob=*.txt output_mode=count pattern=two → ok`},
 			{tool: "Edit", args: map[string]any{"file_path": "b.txt", "old_string": "", "new_string": "new\n"},
 				view: "b.txt → ok — Created $WORKDIR/b.txt: wrote 4 bytes (mode 0644).", diff: "--- b.txt\n+++ b.txt\n@@ (new content) @@\n+new\n",
-				log: `file_path="b.txt" new_string=(4 chars) old_string=(0 chars) → ok`},
+				log: `file_path=b.txt new_string="(4 chars)" old_string="(0 chars)" → ok`},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,12 +127,16 @@ func TestCallsReadInEveryFace(t *testing.T) {
 
 type viewedCall struct{ line, diff string }
 
+// auditLine picks the arguments and the outcome out of a tool call's line in the audit log,
+// as the text handler writes it.
+var auditLine = regexp.MustCompile(`msg="tool call" session=\S* tool=\S+((?: args\.\S+?=(?:"(?:[^"\\]|\\.)*"|\S*))*) duration_ms=\d+ outcome=(.*)$`)
+
 // readCalls makes calls on a server with cfg and returns how each read in the live view
 // and in the audit log, with the working directory shown as $WORKDIR.
 func readCalls(t *testing.T, cfg config.Config, calls []faceCall) ([]viewedCall, []string) {
 	t.Helper()
 	var logs lockedBuffer
-	srv, err := New(&cfg, slog.New(slog.NewJSONHandler(&logs, nil)), []string{"PATH=/usr/bin:/bin"})
+	srv, err := New(&cfg, slog.New(slog.NewTextHandler(&logs, nil)), []string{"PATH=/usr/bin:/bin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,9 +183,12 @@ func readCalls(t *testing.T, cfg config.Config, calls []faceCall) ([]viewedCall,
 	}
 	var lines []string
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-		var e map[string]any
-		if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "tool call" {
-			lines = append(lines, fmt.Sprintf("%s → %s", e["args"], e["outcome"]))
+		if m := auditLine.FindStringSubmatch(line); m != nil {
+			outcome, err := strconv.Unquote(m[2])
+			if err != nil {
+				outcome = m[2]
+			}
+			lines = append(lines, strings.TrimSpace(strings.ReplaceAll(m[1], " args.", " "))+" → "+outcome)
 		}
 	}
 	if len(views) != len(calls) || len(lines) != len(calls) {

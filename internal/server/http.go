@@ -19,6 +19,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/loopback"
+	"github.com/mjkoo/boris/internal/streams"
 )
 
 // shutdownGrace bounds how long a graceful HTTP shutdown waits for open requests after every
@@ -58,7 +59,7 @@ func (s *Server) Handler() http.Handler {
 	var sessionful http.Handler = s.streaming(stateful, false)
 	sessionful = s.killOnDelete(sessionful)
 	sessionful = s.limitSessions(sessionful)
-	mcpHandler := s.route(sessionful, s.streaming(stateless, true))
+	mcpHandler := s.limitStreams(s.route(sessionful, s.streaming(stateless, true)))
 	mcpHandler = s.checkOrigin(mcpHandler, cop.Handler(mcpHandler))
 	mcpHandler = s.authenticate(mcpHandler)
 	mcpHandler = s.cors(mcpHandler)
@@ -68,7 +69,39 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.health)
 	s.mountWatch(mux)
 	mux.HandleFunc("/", s.notFound)
-	return s.checkHost(mux)
+	return s.logRefusals(s.checkHost(mux))
+}
+
+// streamsPerSession is how many /mcp responses (event streams, or answers on their way)
+// may be open at once for each session --max-sessions allows.
+const streamsPerSession = 16
+
+// streamWriteTimeout is how long one write of an /mcp response may wait for a client that
+// does not read: past it, the response is dropped.
+const streamWriteTimeout = time.Minute
+
+// limitStreams bounds the GET and POST responses of /mcp open at once, sessionful and
+// stateless alike: past the bound, a new request takes the place of the response whose
+// write has been stuck the longest (a client that stopped reading), or gets 503 when none
+// is stuck; and no write waits longer than streamWriteTimeout. So clients that stop
+// reading hold a bounded amount of the server's memory.
+func (s *Server) limitStreams(next http.Handler) http.Handler {
+	limit := streams.New(streamsPerSession*max(s.cfg.MaxSessions, 1), streamWriteTimeout)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		st := limit.Open(w)
+		if st == nil {
+			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusServiceUnavailable, "too many requests and streams open at once, all of them reading: retry later")
+			return
+		}
+		defer st.Close()
+		next.ServeHTTP(st, r)
+	})
 }
 
 // notFound answers any other path with the ones this server has, for a person trying
@@ -141,12 +174,12 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 		}
 		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive())}
 		if stateless {
-			key, err := workspaceKey(r)
+			key, owner, err := workspaceKey(r, s.cfg.Token)
 			if err != nil {
 				httpError(w, http.StatusBadRequest, err.Error())
 				return
 			}
-			p.workspace = key
+			p.workspace, p.owner = key, owner
 		}
 		forget := s.registerPost(r, p)
 		defer forget()
@@ -211,10 +244,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // CORS preflight carries no credentials
 			return
 		}
-		auth := r.Header.Get("Authorization")
-		scheme, token, ok := strings.Cut(auth, " ")
-		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		token, ok := bearerToken(r)
+		got := sha256.Sum256([]byte(token))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
 			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send 'Authorization: Bearer <token>'")
 			return

@@ -1,5 +1,3 @@
-// Package server runs Boris's MCP server over STDIO or streamable HTTP, giving every client
-// session its own state and freeing that state, processes included, when the session ends.
 package server
 
 import (
@@ -16,6 +14,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/pathscope"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -33,7 +32,9 @@ type Server struct {
 	env    []string
 	mcp    *mcp.Server
 	hub    *watch.Hub // the live view's events; nil with --no-watch
-	closed chan struct{}
+	// watchKey is what the live view asks for when the server has no token (see WatchKey).
+	watchKey string
+	closed   chan struct{}
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session.Session
@@ -55,6 +56,8 @@ type Server struct {
 	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
 
 	beforeCalls func() // see BeforeCalls
+
+	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -130,6 +133,7 @@ func (s *Server) startMCP() {
 	// its state, or each would get a state of its own.
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.startWatch()
+	s.startTasks()
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
 }
 
@@ -214,10 +218,11 @@ func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
 			s.log.Warn("closing session", "session", st.ID, "err", err)
 		}
 		s.publishSessionEnd(st)
-		s.log.Debug("session closed", "session", st.ID)
+		s.log.Info("session closed", "session", st.ID)
 	})
-	s.publishSession(st, s.cfg.Transport, clientOf(ss))
-	s.log.Debug("session opened", "session", id)
+	client := clientOf(ss)
+	s.publishSession(st, s.cfg.Transport, client)
+	s.log.Info("session opened", "session", id, "client", clientName(client))
 	return st, nil
 }
 
@@ -306,6 +311,10 @@ func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
 	case len(cfg.AllowDirs) > 0 && cfg.ConfineBash != confine.Off:
 		log.Warn("commands not confined to the allowed directories", "reason", p.Why())
 	}
+	if cfg.TokenFile != "" && p.CanRead(cfg.TokenFile) {
+		log.Warn("confined commands can read the token file, and with it act as any client: keep it outside the directories they may read (the allowed directories, /etc and the other system directories; see the startup rules), for example in a directory of its own under the home directory of a user that runs only Boris",
+			"token_file", cfg.TokenFile)
+	}
 	if !p.Paths() && (len(cfg.ConfineRead) > 0 || len(cfg.ConfineWrite) > 0) {
 		log.Warn("--confine-read and --confine-write have no effect: commands are not confined to paths", "reason", p.Why())
 	}
@@ -373,6 +382,8 @@ func (f floor) Handle(ctx context.Context, r slog.Record) error {
 	return f.Handler.Handle(ctx, r)
 }
 
+// floor is a slog.Handler under the SDK's logger that drops records below min, so that
+// the SDK's per-connection lines stay out of the log unless debugging.
 type floor struct {
 	slog.Handler
 	min slog.Level

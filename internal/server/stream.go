@@ -22,6 +22,7 @@ type httpPost struct {
 	ctx       context.Context // the HTTP request's: done when the client goes away
 	w         *streamWriter
 	workspace string // stateless requests: the workspace key; "" for sessionful ones
+	owner     string // stateless requests: their credential and client address
 }
 
 // registerPost records a POST under a fresh id in its header, so that the MCP middleware
@@ -70,7 +71,7 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if p.workspace != "" && call.Session != nil {
-			release, err := s.bindWorkspace(call.Session, p.workspace, call.ClientInfo())
+			release, err := s.bindWorkspace(call.Session, p.workspace, p.owner, call.ClientInfo())
 			if err != nil {
 				return toolError(err.Error()), nil
 			}

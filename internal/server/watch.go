@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +29,11 @@ func (s *Server) startWatch() {
 		return
 	}
 	s.hub = watch.NewHub(watch.Options{Redact: s.cfg.Token})
+	if s.cfg.Token == "" && s.policy.Paths() && !s.policy.Network() {
+		// Confined commands can reach the server's port, and the page would let them see
+		// and stop other sessions' commands: it needs a key they cannot have.
+		s.watchKey = rand.Text()
+	}
 	s.mcp.AddReceivingMiddleware(watch.Middleware(s.hub, func(ss *mcp.ServerSession) string {
 		if ss == nil {
 			return ""
@@ -60,6 +67,14 @@ func clientOf(ss *mcp.ServerSession) *mcp.Implementation {
 	return nil
 }
 
+// clientName is how the log names a client: its name and version, or "unknown".
+func clientName(c *mcp.Implementation) string {
+	if c == nil || c.Name == "" {
+		return "unknown"
+	}
+	return strings.TrimSpace(c.Name + " " + c.Version)
+}
+
 func (s *Server) publishSessionEnd(st *session.Session) {
 	if s.hub != nil {
 		s.hub.Publish(watch.Event{Kind: watch.KindSessionEnd, Session: st.ID})
@@ -79,8 +94,18 @@ func (s *Server) mountWatch(mux *http.ServeMux) {
 
 // WatchHandler returns the live view's handler for a listener on host.
 func (s *Server) WatchHandler(host string) http.Handler {
-	return watch.Handler(s.hub, watch.HandlerOptions{Token: s.cfg.Token, Loopback: loopback.Host(host)})
+	token := s.cfg.Token
+	if token == "" {
+		token = s.watchKey
+	}
+	return watch.Handler(s.hub, watch.HandlerOptions{Token: token, Loopback: loopback.Host(host)})
 }
+
+// WatchKey returns the key the live view needs on a server without a token whose commands
+// are confined to paths but may open TCP connections, and so could reach the page: it is
+// made at startup, held in memory only, and taken as the token is (a bearer token, or
+// /watch?token=KEY once for a cookie). It is "" on any other server.
+func (s *Server) WatchKey() string { return s.watchKey }
 
 // ServeWatch serves the live view alone on ln (stdio mode, --watch) until ctx is done.
 func (s *Server) ServeWatch(ctx context.Context, ln net.Listener) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ const WorkspaceHeader = "Boris-Workspace"
 // client keeps in its session.
 type workspace struct {
 	key      string
+	owner    string // who opened it: see workspaceKey
 	st       *session.Session
 	active   int // tool calls running in it
 	lastUsed time.Time
@@ -35,22 +37,59 @@ type binding struct {
 }
 
 // workspaceKey names the workspace of a stateless request: its credential (the bearer token
-// it was admitted with, or none) and the name in [WorkspaceHeader], if any.
-func workspaceKey(r *http.Request) (string, error) {
-	name := strings.TrimSpace(r.Header.Get(WorkspaceHeader))
-	if len(name) > 64 || strings.IndexFunc(name, func(c rune) bool {
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
-	}) >= 0 {
-		return "", fmt.Errorf("%s %q: use up to 64 letters, digits, '-', '_' or '.'", WorkspaceHeader, name)
+// it was admitted with, whatever the spelling of the scheme and the spaces around it; none
+// when the server has no token) and the name in [WorkspaceHeader], if any. owner names who
+// asks: the credential and the client's address, which [Server.bindWorkspace] bounds.
+// A header that is present but blank, or given twice, is refused: a client whose template
+// lost its value must not land in the shared workspace.
+func workspaceKey(r *http.Request, token string) (key, owner string, err error) {
+	names := r.Header.Values(WorkspaceHeader)
+	name := ""
+	if len(names) > 0 {
+		name = strings.TrimSpace(names[0])
 	}
-	cred := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-	return hex.EncodeToString(cred[:8]) + "/" + name, nil
+	switch {
+	case len(names) > 1:
+		return "", "", fmt.Errorf("%s given %d times: send it once", WorkspaceHeader, len(names))
+	case len(names) == 1 && name == "":
+		return "", "", fmt.Errorf("%s is empty: send a name (up to 64 letters, digits, '-', '_' or '.'), or no %s header for the credential's shared workspace", WorkspaceHeader, WorkspaceHeader)
+	case len(name) > 64 || strings.IndexFunc(name, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
+	}) >= 0:
+		return "", "", fmt.Errorf("%s %q: use up to 64 letters, digits, '-', '_' or '.'", WorkspaceHeader, name)
+	}
+	cred := ""
+	if token != "" {
+		cred, _ = bearerToken(r) // authenticate admitted it: it is the token
+	}
+	sum := sha256.Sum256([]byte(cred))
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	c := hex.EncodeToString(sum[:8])
+	return c + "/" + name, c + "@" + host, nil
+}
+
+// bearerToken returns the token of r's Authorization header, if it has a bearer one.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // bindWorkspace makes ss, the protocol session of one stateless request, use the workspace
-// named key, opening it if needed, until release is called. client is who sent the request,
-// shown in the live view when the workspace opens.
-func (s *Server) bindWorkspace(ss *mcp.ServerSession, key string, client *mcp.Implementation) (release func(), err error) {
+// named key, opening it if needed, until release is called. owner is who asks (see
+// [workspaceKey]); client is who sent the request, shown in the live view when the
+// workspace opens.
+//
+// One owner holds at most [Server.ownerQuota] workspaces: past it, a new one replaces the
+// owner's own least recently used idle workspace, never another's. So one client opening
+// many names can push out at most that many of the others' idle workspaces when the table
+// is full, and a workspace with a call or background task running is never closed.
+func (s *Server) bindWorkspace(ss *mcp.ServerSession, key, owner string, client *mcp.Implementation) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -58,13 +97,13 @@ func (s *Server) bindWorkspace(ss *mcp.ServerSession, key string, client *mcp.Im
 	}
 	ws := s.workspaces[key]
 	if ws == nil {
-		if len(s.workspaces) >= s.cfg.MaxSessions && !s.evictWorkspaceLocked() {
-			return nil, fmt.Errorf("too many stateless workspaces (%d), each with a call or background task running: retry when one finishes, or raise --max-sessions", len(s.workspaces))
+		if err := s.makeRoomLocked(owner); err != nil {
+			return nil, err
 		}
 		sum := sha256.Sum256([]byte(key))
-		ws = &workspace{key: key, st: s.newState("ws-" + hex.EncodeToString(sum[:6]))}
+		ws = &workspace{key: key, owner: owner, st: s.newState("ws-" + hex.EncodeToString(sum[:6]))}
 		s.workspaces[key] = ws
-		s.log.Debug("workspace opened", "workspace", ws.st.ID)
+		s.log.Info("workspace opened", "workspace", ws.st.ID, "client", clientName(client))
 		s.publishSession(ws.st, "http (stateless)", client)
 	}
 	ws.active++
@@ -95,12 +134,37 @@ func (s *Server) bindWorkspace(ss *mcp.ServerSession, key string, client *mcp.Im
 	}, nil
 }
 
+// ownerQuota is how many workspaces one owner may hold: a quarter of the table, at least one.
+func (s *Server) ownerQuota() int { return max(1, s.cfg.MaxSessions/4) }
+
+// makeRoomLocked makes room for a new workspace of owner, closing one that has nothing
+// running if needed: the owner's own when it holds its quota, else the least recently used
+// of all when the table is full. s.mu must be held.
+func (s *Server) makeRoomLocked(owner string) error {
+	held := 0
+	for _, ws := range s.workspaces {
+		if ws.owner == owner {
+			held++
+		}
+	}
+	if held >= s.ownerQuota() {
+		if !s.evictWorkspaceLocked(owner) {
+			return fmt.Errorf("this client holds %d stateless workspaces (the most one client may), each with a call or background task running: retry when one finishes, reuse a workspace name, or raise --max-sessions", held)
+		}
+		return nil
+	}
+	if len(s.workspaces) >= s.cfg.MaxSessions && !s.evictWorkspaceLocked("") {
+		return fmt.Errorf("too many stateless workspaces (%d), each with a call or background task running: retry when one finishes, or raise --max-sessions", len(s.workspaces))
+	}
+	return nil
+}
+
 // evictWorkspaceLocked closes the least recently used workspace that has nothing running,
-// and reports whether there was one. s.mu must be held.
-func (s *Server) evictWorkspaceLocked() bool {
+// of owner when it is not "", and reports whether there was one. s.mu must be held.
+func (s *Server) evictWorkspaceLocked(owner string) bool {
 	var victim *workspace
 	for _, ws := range s.workspaces {
-		if ws.active > 0 || runningTasks(ws.st) {
+		if ws.active > 0 || runningTasks(ws.st) || owner != "" && ws.owner != owner {
 			continue
 		}
 		if victim == nil || ws.lastUsed.Before(victim.lastUsed) {
@@ -123,7 +187,7 @@ func (s *Server) reapWorkspace(ws *workspace) {
 		return
 	}
 	s.dropWorkspaceLocked(ws)
-	s.log.Debug("idle workspace closed", "workspace", ws.st.ID)
+	s.log.Info("idle workspace closed", "workspace", ws.st.ID)
 }
 
 // dropWorkspaceLocked forgets ws and closes its state in the background. s.mu must be held.

@@ -2,10 +2,13 @@ package server
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,19 +213,173 @@ func TestStatelessCallsInTheLiveView(t *testing.T) {
 	defer sub.Close()
 	evs, _ := sub.Next(1000)
 	var opened []string
-	calls := 0
+	var shown []string
 	for _, e := range evs {
 		switch e.Kind {
 		case watch.KindSession, watch.KindSessionEnd:
 			opened = append(opened, e.Kind+" "+e.Session)
-		case watch.KindCall:
-			calls++
-			if !strings.HasPrefix(e.Session, "ws-") {
-				t.Errorf("call %d shown in session %q, want the workspace", e.Call, e.Session)
+			if e.Transport != "http (stateless)" {
+				t.Errorf("session %q opened over %q, want a stateless workspace", e.Session, e.Transport)
 			}
+		case watch.KindCall:
+			shown = append(shown, e.Session)
 		}
 	}
-	if calls != 3 || len(opened) != 1 || !strings.HasPrefix(opened[0], watch.KindSession+" ws-") {
-		t.Errorf("live view: %d calls, sessions %q; want 3 calls in one workspace opened once", calls, opened)
+	if len(shown) != 3 || len(opened) != 1 || slices.ContainsFunc(shown, func(s string) bool { return watch.KindSession+" "+s != opened[0] }) {
+		t.Errorf("live view: calls in sessions %q, sessions %q; want 3 calls in one workspace opened once", shown, opened)
+	}
+}
+
+// header sets a header on every request a client makes, as given.
+type header struct {
+	key, value string
+	next       http.RoundTripper
+}
+
+func (h header) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header[h.key] = []string{h.value}
+	return h.next.RoundTrip(r)
+}
+
+// dialStateless connects a stateless client through rt.
+func dialStateless(t *testing.T, url string, rt http.RoundTripper) (*mcp.ClientSession, error) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: stateless})
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// TestWorkspaceHeaderBlank: a Boris-Workspace header that is present but blank, or given
+// twice, is refused with 400, not taken as no header (the shared workspace).
+func TestWorkspaceHeaderBlank(t *testing.T) {
+	t.Parallel()
+	_, ts := start(t, newConfig(t))
+	post := func(names ...string) (int, string) {
+		req, err := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+stateless+`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", stateless)
+		req.Header.Set("Mcp-Method", "tools/list")
+		if names != nil {
+			req.Header[WorkspaceHeader] = names
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(); code != http.StatusOK {
+		t.Fatalf("stateless tools/list without %s = %d %s", WorkspaceHeader, code, body)
+	}
+	for _, names := range [][]string{{""}, {"   "}, {"\t"}, {"a", "b"}} {
+		if code, body := post(names...); code != http.StatusBadRequest || !strings.Contains(body, WorkspaceHeader) {
+			t.Errorf("%s: %q = %d %s, want 400 saying why", WorkspaceHeader, names, code, body)
+		}
+	}
+}
+
+// TestWorkspaceKeyedOnToken: one token spelt two ways (scheme case, spaces) is one
+// credential, and so one workspace.
+func TestWorkspaceKeyedOnToken(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.Token = "tok-spelling"
+	if err := os.Mkdir(filepath.Join(cfg.Workdir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := start(t, cfg)
+	a, err := dialStateless(t, ts.URL, header{"Authorization", "Bearer tok-spelling", http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bashText(t, a, "cd sub")
+	b, err := dialStateless(t, ts.URL, header{"Authorization", "bearer   tok-spelling ", http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bashText(t, b, "pwd"); !strings.HasSuffix(strings.TrimSpace(got), "/sub") {
+		t.Errorf("the same token spelt otherwise is in another workspace: pwd = %q", got)
+	}
+}
+
+// from makes requests from the loopback address ip.
+func from(ip string) http.RoundTripper {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Transport{DialContext: d.DialContext}
+}
+
+// TestWorkspaceOwnerQuota: a client opening many workspace names pushes out its own idle
+// workspaces, not the other clients'.
+func TestWorkspaceOwnerQuota(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.MaxSessions = 4 // one workspace a client
+	_, ts := start(t, cfg)
+	victims := []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
+	for _, ip := range victims {
+		cs, err := dialStateless(t, ts.URL, named{"mine-" + ip, from(ip)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bashText(t, cs, "mkdir -p "+ip+" && cd "+ip)
+	}
+	for i := range 10 {
+		cs, err := dialStateless(t, ts.URL, named{"flood" + strconv.Itoa(i), from("127.0.0.1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bashText(t, cs, "true")
+	}
+	for _, ip := range victims {
+		cs, err := dialStateless(t, ts.URL, named{"mine-" + ip, from(ip)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bashText(t, cs, "pwd"); !strings.HasSuffix(strings.TrimSpace(got), "/"+ip) {
+			t.Errorf("the workspace of %s was pushed out by another client: pwd = %q", ip, got)
+		}
+	}
+}
+
+// TestBusyWorkspaceKept: a client at its share of workspaces whose workspace runs a
+// background task is refused a new one; the task's workspace is not closed for it.
+func TestBusyWorkspaceKept(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.MaxSessions = 4 // one workspace a client
+	_, ts := start(t, cfg)
+	busy, err := dialStateless(t, ts.URL, named{"busy", http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := busy.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 300", "run_in_background": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("background bash: %v %s", err, text(res))
+	}
+	next, err := dialStateless(t, ts.URL, named{"next", http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = next.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "background task running") {
+		t.Errorf("a new workspace past the client's share: %v %s; want it refused", err, text(res))
+	}
+	if got := bashText(t, busy, "jobs; echo alive"); !strings.Contains(got, "alive") {
+		t.Errorf("the busy workspace: %q", got)
+	}
+	res, err = busy.CallTool(t.Context(), &mcp.CallToolParams{Name: "task_list", Arguments: map[string]any{}})
+	if err != nil || !strings.Contains(text(res), "running") {
+		t.Errorf("the busy workspace's task after another name was refused: %v %s", err, text(res))
 	}
 }

@@ -98,6 +98,12 @@ func (s *Session) Run(ctx context.Context, c Command) (*Ran, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.ran(c, sc, moved, p, res), nil
+}
+
+// ran is how a foreground command ended: it applies the command's cd and export if it ran
+// to its end, takes charge of what it left running, and reads its output.
+func (s *Session) ran(c Command, sc shell.Command, moved *Moved, p *shell.Process, res shell.Result) *Ran {
 	if res.Stopped == nil {
 		if res.Cwd != "" && res.Cwd != sc.Dir {
 			s.SetCwd(res.Cwd)
@@ -122,7 +128,7 @@ func (s *Session) Run(ctx context.Context, c Command) (*Ran, error) {
 		// The output of tasks not yet read to the end is spared, like this command's own.
 		shell.PruneSpills(sc.StateDir, total, append(s.Tasks.Spills(), r.Stdout.SpillPath, r.Stderr.SpillPath)...)
 	}
-	return r, nil
+	return r
 }
 
 // Start starts c as a background task in the session's working directory (c.Timeout does

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 func TestApplyEnv(t *testing.T) {
@@ -30,7 +31,7 @@ func TestApplyEnv(t *testing.T) {
 func TestConfinedSessionTmpdir(t *testing.T) {
 	t.Parallel()
 	if confine.KernelABI() < 1 {
-		t.Skip("no Landlock")
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock")
 	}
 	policy, err := confine.New(confine.Options{Mode: confine.On, Dirs: []string{t.TempDir()}})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // TestLaunchedShellMovesIntoItsCgroup: a shell started by a Launch, which is never asked
@@ -13,7 +15,7 @@ import (
 func TestLaunchedShellMovesIntoItsCgroup(t *testing.T) {
 	t.Parallel()
 	if !CgroupsAvailable() {
-		t.Skip("no cgroups of its own for each command here")
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "no cgroups of its own for each command here")
 	}
 	launch := func(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 		if attr.Sys.UseCgroupFD {

@@ -1,6 +1,3 @@
-// Package shell runs one command: in its own process group, with stdin at EOF, bounded
-// capture of its output, and the working directory and exported variables it ended with
-// learned out of band; it stops the whole group on cancel.
 package shell
 
 import (
@@ -24,7 +21,7 @@ import (
 
 // Defaults for [Command] fields left zero.
 const (
-	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL (seed D4)
+	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL
 	DefaultDrain = 250 * time.Millisecond // pipes held open after the shell exits
 )
 

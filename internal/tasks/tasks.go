@@ -1,5 +1,3 @@
-// Package tasks keeps a session's background commands by id: their output so far, their
-// limits, and a way to kill them; they are all killed when the session closes.
 package tasks
 
 import (
@@ -116,6 +114,9 @@ type Task struct {
 	errMark  shell.Mark
 	ended    time.Time
 	readDone bool // output was read to the end after the task finished
+	// foreground: started by StartForeground and not yet kept; ending: its command has
+	// ended and its result is being recorded (see detach.go).
+	foreground, ending bool
 }
 
 // Start runs c in the background as a new task. c.Name is set by Start; c.OnOutput, if

@@ -1,5 +1,3 @@
-// Package testutil holds helpers that the tests and benchmarks of several packages share.
-// Only test files import it.
 package testutil
 
 import (
@@ -83,4 +81,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
+}
+
+// Missing skips t because a prerequisite is missing, as why says, unless the environment
+// variable must is "1": then it fails t. CI sets these variables (see .ci/run), so that a
+// machine without Chromium, Landlock or a cgroup of its own fails instead of quietly
+// testing less.
+func Missing(t testing.TB, must, why string) {
+	t.Helper()
+	if os.Getenv(must) == "1" {
+		t.Fatalf("%s (%s=1 makes this test mandatory)", why, must)
+	}
+	t.Skipf("%s (set %s=1 to make this a failure)", why, must)
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/mjkoo/boris/internal/watch"
 )
 
-// maxTimeout is the largest bash timeout a call may ask for (seed D2).
+// maxTimeout is the largest bash timeout a call may ask for.
 const maxTimeout = 600_000 * time.Millisecond
 
 // Progress notifications (see [handlers.progress]): none for a command that ends within
@@ -135,10 +135,13 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 		wc.OnStop(func() { cancel(tasks.ErrStoppedByUser) })
 		c.OnOutput = teeOutput(c.OnOutput, wc.Output)
 	}
-	ran, err := sess.Run(ctx, c)
+	ran, bg, err := h.run(ctx, sess, c)
 	stopProgress()
 	if err != nil {
 		return nil, nil, withCode(CodeFailed, err)
+	}
+	if bg != nil {
+		return h.detached(ctx, sess, bg, h.detachAfter(ctx), c.Timeout, out)
 	}
 	h.bashResult(ctx, ran, c.Timeout, out)
 	return text(formatBash(out)), out, nil
@@ -170,6 +173,12 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	}
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &ran.ExitCode, ran.Signal, ran.Duration.Milliseconds(), ran.Cwd
 	out.TimeoutMS = timeout.Milliseconds()
+	switch {
+	case ran.Signal != "":
+		setOutcome(ctx, fmt.Sprintf("killed by %s (exit %d)", ran.Signal, ran.ExitCode))
+	case ran.ExitCode != 0:
+		setOutcome(ctx, fmt.Sprintf("exit %d", ran.ExitCode))
+	}
 	switch {
 	case errors.Is(ran.Stopped, session.ErrTimedOut):
 		setOutcome(ctx, "timed_out")
@@ -243,6 +252,7 @@ func (h *handlers) startTask(ctx context.Context, sess *session.Session, c sessi
 		return nil, nil, taskError(err, sess, h.face())
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
+	h.offerTask(ctx, t, 0)
 	out.TaskID, out.Cwd = t.ID, dir
 	f := h.face()
 	out.Hint = fmt.Sprintf("started in the background in %s. Read its output with %s (%s %q%s); stop it with %s.", dir, f.taskOutput, f.taskIDArg, t.ID, f.waitHint, f.taskKill)

@@ -68,9 +68,9 @@ func (h *handlers) create(sess *session.Session, path, content string) (string, 
 	}
 	switch {
 	case c.Existed && c.ModeLost != "":
-		return fmt.Sprintf("Overwrote %s: wrote %s; %s.", abs, byteCount(int64(c.Bytes)), c.ModeLost), nil
+		return fmt.Sprintf("Overwrote %s: wrote %s; %s.", abs, byteCount(int64(c.Bytes)), c.ModeLost) + heldNote(c.Held), nil
 	case c.Existed:
-		return fmt.Sprintf("Overwrote %s: wrote %s (mode %s kept).", abs, byteCount(int64(c.Bytes)), files.Octal(c.Mode)), nil
+		return fmt.Sprintf("Overwrote %s: wrote %s (mode %s kept).", abs, byteCount(int64(c.Bytes)), files.Octal(c.Mode)) + heldNote(c.Held), nil
 	}
 	return fmt.Sprintf("Created %s: wrote %s (mode %s).", abs, byteCount(int64(c.Bytes)), files.Octal(c.Mode)), nil
 }

@@ -158,7 +158,7 @@ func (h *handlers) insert(sess *session.Session, path string, after int, t strin
 	if e.ModeLost != "" {
 		s += "\nNote: " + e.ModeLost + "."
 	}
-	return s, nil
+	return s + heldNote(e.Held), nil
 }
 
 // undo is str_replace_editor's undo_edit.

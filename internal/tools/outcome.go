@@ -8,8 +8,8 @@ import "context"
 type outcomeKey struct{}
 
 // WithOutcome returns a context for one tool call and the place its handler records the
-// call's outcome ("timed_out", "cancelled", "session_closed"); it stays empty for a call
-// that ran to its end.
+// call's outcome ("exit 3", "killed by SIGSEGV (exit 139)", "timed_out", "cancelled",
+// "session_closed"); it stays empty for a call that ran to its end with status 0.
 func WithOutcome(ctx context.Context) (context.Context, *string) {
 	o := new(string)
 	return context.WithValue(ctx, outcomeKey{}, o), o

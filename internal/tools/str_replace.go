@@ -82,7 +82,17 @@ func (h *handlers) replace(ctx context.Context, sess *session.Session, path, old
 	if e.ModeLost != "" {
 		fmt.Fprintf(&b, "\nNote: %s.", e.ModeLost)
 	}
+	b.WriteString(heldNote(e.Held))
 	return b.String(), nil
+}
+
+// heldNote warns, when held names processes that had an edited file open for writing,
+// that what they write from now on is lost: the edit replaced the file with a new one.
+func heldNote(held string) string {
+	if held == "" {
+		return ""
+	}
+	return "\nNote: " + held + " had this file open for writing. The edit replaced the file with a new one (writes are atomic), so what it writes from now on goes to the old file, which no name leads to, and is lost: stop it before editing a file it writes (a log, say), or edit once it has ended."
 }
 
 // ifViewRule returns on when --require-view-before-edit is in force, else off: descriptions

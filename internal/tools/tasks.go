@@ -19,6 +19,7 @@ const maxWait = 600_000 * time.Millisecond
 type TaskOutputArgs struct {
 	TaskID string `json:"task_id" jsonschema:"The task_id returned by bash with run_in_background."`
 	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"If there is no new output yet, wait up to this many milliseconds for some, or for the task to end (default 0: return at once; at most 600000)."`
+	Until  string `json:"until,omitempty" jsonschema:"A regular expression (RE2, such as 'Listening on|error'): wait until a line of new output matches it or the task ends, up to wait_ms (default: the bash timeout), and show the matching line first."`
 	Screen bool   `json:"screen,omitempty" jsonschema:"For a task started with tty: true, also return its terminal's screen as text, with the cursor position (a full-screen program's screen is always returned)."`
 }
 
@@ -70,7 +71,7 @@ func addTaskOutput(s *mcp.Server, h *handlers) {
 		Name: "task_output",
 		Description: fmt.Sprintf(`Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
-Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.budget()),
+Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop; set until to a regular expression to wait for a line that matches it (such as until 'Listening on|error' after starting a server), which is shown first. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.budget()),
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
 	}, h.taskOutput)
 }
@@ -99,9 +100,13 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	wait := min(time.Duration(in.WaitMS)*time.Millisecond, maxWait)
+	in.TaskID = localTaskID(in.TaskID)
+	wait := h.boundWait(time.Duration(in.WaitMS)*time.Millisecond, in.Until != "")
 	if tok := req.Params.GetProgressToken(); tok != nil && wait > 0 {
 		defer h.stillWaiting(ctx, req, tok)()
+	}
+	if in.Until != "" {
+		return h.readUntil(ctx, sess, in.TaskID, in.Until, wait)
 	}
 	return h.readTask(ctx, sess, in.TaskID, wait, in.Screen)
 }
@@ -111,6 +116,7 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if err != nil {
 		return nil, nil, err
 	}
+	in.TaskID = localTaskID(in.TaskID)
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}

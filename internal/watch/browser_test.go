@@ -33,7 +33,7 @@ func browser(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no browser: install Chromium (Debian: apt-get install -y chromium) or set BORIS_CHROMIUM to run the live view's browser test")
+	testutil.Missing(t, "BORIS_REQUIRE_BROWSER", "no browser: install Chromium (Debian: apt-get install -y chromium) or set BORIS_CHROMIUM to run the live view's browser test")
 	return ""
 }
 

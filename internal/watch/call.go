@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"crypto/rand"
 	"strconv"
 	"sync"
 	"time"
@@ -113,7 +114,7 @@ func (tw *TaskWatch) Started(id, command string, stop func(), done <-chan struct
 		return
 	}
 	h := tw.call.hub
-	key := "t" + strconv.FormatUint(h.calls.Add(1), 10)
+	key := rand.Text() // unguessable: the stop action takes it from those who see the page
 	tw.out.mu.Lock()
 	tw.out.task = id
 	tw.out.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mjkoo/boris/internal/loopback"
+	"github.com/mjkoo/boris/internal/streams"
 )
 
 //go:embed page
@@ -33,13 +34,31 @@ type HandlerOptions struct {
 	Token string
 	// Loopback refuses requests whose Host is not a loopback name (DNS rebinding).
 	Loopback bool
+	// MaxStreams caps the event streams open at once: [DefaultMaxStreams] if 0.
+	MaxStreams int
 }
+
+// DefaultMaxStreams is how many event streams may be open at once. Past it, a new watcher
+// takes the place of the one that has been stuck the longest in a write (a client that
+// stopped reading), or is refused when none is: a stream holds at most about
+// maxBatch bytes besides its connection, so the watchers' memory stays bounded.
+const DefaultMaxStreams = 64
+
+// writeTimeout is how long one write to a watcher may wait: one that reads nothing for
+// that long is dropped. Heartbeats keep a reading watcher's writes short.
+const writeTimeout = 30 * time.Second
+
+// maxBatch is about how many bytes of events are encoded before they are written.
+const maxBatch = 64 << 10
 
 // Handler serves the page at /watch, its assets under /watch/, the event stream at
 // /watch/events and the stop action at /watch/stop (POST). Mount it at both "/watch"
 // and "/watch/".
 func Handler(h *Hub, o HandlerOptions) http.Handler {
-	w := &web{hub: h, opt: o}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	w := &web{hub: h, opt: o, streams: streams.New(o.MaxStreams, writeTimeout)}
 	if o.Token != "" {
 		mac := hmac.New(sha256.New, []byte(o.Token))
 		mac.Write([]byte("boris watch cookie"))
@@ -56,9 +75,10 @@ func Handler(h *Hub, o HandlerOptions) http.Handler {
 }
 
 type web struct {
-	hub    *Hub
-	opt    HandlerOptions
-	cookie string
+	hub     *Hub
+	opt     HandlerOptions
+	cookie  string
+	streams *streams.Limit
 }
 
 // guard checks Host and Origin for every request: only same-origin browsers, and
@@ -155,11 +175,19 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 		plain(rw, http.StatusBadRequest, "Last-Event-ID must be an event id")
 		return
 	}
-	h := rw.Header()
+	st := w.streams.Open(rw)
+	if st == nil {
+		rw.Header().Set("Retry-After", "10")
+		rw.Header().Set("Connection", "close")
+		plain(rw, http.StatusServiceUnavailable, fmt.Sprintf("too many live view streams open (%d), all of them reading: close one, or retry later", w.opt.MaxStreams))
+		return
+	}
+	defer st.Close()
+	h := st.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
-	rw.WriteHeader(http.StatusOK)
+	st.WriteHeader(http.StatusOK)
 
 	sub := w.hub.Subscribe(last)
 	defer sub.Close()
@@ -168,12 +196,12 @@ func (w *web) events(rw http.ResponseWriter, r *http.Request) {
 		// Sessions opened before the history kept still show.
 		for _, e := range w.hub.Sessions() {
 			buf = appendEvent(buf[:0], e, false)
-			if _, err := rw.Write(buf); err != nil {
+			if _, err := st.Write(buf); err != nil {
 				return
 			}
 		}
 	}
-	w.stream(rw, r, sub, buf)
+	w.stream(st, r, sub, buf)
 }
 
 // resumeFrom returns the event id a stream resumes after (Last-Event-ID, or ?after=), and
@@ -190,35 +218,40 @@ func resumeFrom(r *http.Request) (last uint64, resume bool, err error) {
 	return last, true, err
 }
 
-// stream writes sub's events to rw as they come, with a comment line every heartbeat
-// to keep the connection open, until the client leaves or the hub closes. buf is a
-// buffer to reuse.
-func (w *web) stream(rw http.ResponseWriter, r *http.Request, sub *Subscription, buf []byte) {
-	rc := http.NewResponseController(rw)
+// stream writes sub's events to st as they come, at most about maxBatch bytes a write,
+// with a comment line every heartbeat to keep the connection open, until the client leaves,
+// the stream is dropped or the hub closes. buf is a buffer to reuse.
+func (w *web) stream(st *streams.Stream, r *http.Request, sub *Subscription, buf []byte) {
 	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
 	for {
 		evs, wait := sub.Next(256)
 		if len(evs) > 0 {
 			buf = buf[:0]
-			for _, e := range evs {
+			for i, e := range evs {
 				buf = appendEvent(buf, e, e.ID != 0)
-			}
-			if _, err := rw.Write(buf); err != nil || rc.Flush() != nil {
-				return
+				if len(buf) < maxBatch && i < len(evs)-1 {
+					continue
+				}
+				if _, err := st.Write(buf); err != nil || st.FlushError() != nil {
+					return
+				}
+				buf = buf[:0]
 			}
 			continue
 		}
-		if err := rc.Flush(); err != nil {
+		if err := st.FlushError(); err != nil {
 			return
 		}
 		select {
 		case <-wait:
 		case <-beat.C:
-			if _, err := io.WriteString(rw, ": ping\n\n"); err != nil {
+			if _, err := io.WriteString(st, ": ping\n\n"); err != nil {
 				return
 			}
 		case <-r.Context().Done():
+			return
+		case <-st.Dropped():
 			return
 		case <-w.hub.Closed():
 			return

@@ -1,14 +1,10 @@
-// Package watch is Boris's live view for the person beside the agent: one in-process
-// stream of events (sessions, tool calls, streamed output, background tasks, edits),
-// kept in a bounded ring and served over Server-Sent Events to an embedded web page and
-// to `boris watch`.
-//
-// Publishing never blocks a tool call: subscribers read the shared ring at their own
-// pace, and one that falls more than the ring's length behind loses the oldest events
-// (it is told how many). With no subscriber, output and diffs are not even gathered.
 package watch
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,10 +31,12 @@ const (
 
 // Event is one thing that happened. Only the fields its kind needs are set.
 type Event struct {
-	ID      uint64    `json:"id"`
-	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"`
-	Session string    `json:"session,omitempty"`
+	ID   uint64    `json:"id"`
+	Time time.Time `json:"time"`
+	Kind string    `json:"kind"`
+	// Session is a short label of the session, made by [Hub.Publish] from the session id
+	// it is given: it tells sessions apart, and cannot be used to act as one.
+	Session string `json:"session,omitempty"`
 
 	// Sessions.
 	Client    string `json:"client,omitempty"`
@@ -68,6 +66,7 @@ type Event struct {
 // Hub is the event stream. The zero value is not usable; see [NewHub].
 type Hub struct {
 	redact string // replaced by [token] in every text published
+	label  []byte // key of the HMAC that turns a session id into its label
 	size   int
 	subs   atomic.Int32
 	calls  atomic.Uint64
@@ -96,6 +95,7 @@ func NewHub(o Options) *Hub {
 	}
 	return &Hub{
 		redact:   o.Redact,
+		label:    []byte(rand.Text()),
 		size:     o.History,
 		now:      time.Now,
 		ring:     make([]Event, 0, min(o.History, 256)),
@@ -130,6 +130,7 @@ func (h *Hub) Publish(e Event) uint64 {
 	if h == nil {
 		return 0
 	}
+	e.Session = h.sessionLabel(e.Session)
 	e.Args, e.Text, e.Diff, e.Outcome, e.Summary, e.Cwd = h.clean(e.Args), h.clean(e.Text), h.clean(e.Diff), h.clean(e.Outcome), h.clean(e.Summary), h.clean(e.Cwd)
 	if e.Time.IsZero() {
 		e.Time = h.now()
@@ -160,6 +161,18 @@ func (h *Hub) Publish(e Event) uint64 {
 	}
 	h.mu.Unlock()
 	return e.ID
+}
+
+// sessionLabel returns the label the live view shows for the session id: "s" and 7 hex
+// digits of a keyed hash (eight characters, as much as the page and `boris watch` show), so that watchers (a command of another session among them, where
+// they can reach the page) never see an id that a client presents to act as the session.
+func (h *Hub) sessionLabel(id string) string {
+	if id == "" {
+		return ""
+	}
+	mac := hmac.New(sha256.New, h.label)
+	mac.Write([]byte(id))
+	return "s" + hex.EncodeToString(mac.Sum(nil)[:4])[:7]
 }
 
 func (h *Hub) clean(s string) string {

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -48,7 +49,7 @@ func Middleware(h *Hub, session func(*mcp.ServerSession) string, describe func(t
 			}
 			sid := session(call.Session)
 			id := h.calls.Add(1)
-			c := &Call{hub: h, id: id, session: sid, stopKey: "c" + strconv.FormatUint(id, 10)}
+			c := &Call{hub: h, id: id, session: sid, stopKey: rand.Text()}
 			c.out = &output{hub: h, session: sid, call: id}
 			name := call.Params.Name
 			tc := describe(name, call.Params.Arguments)
