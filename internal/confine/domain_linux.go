@@ -67,8 +67,8 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 }
 
 // ForkExec starts a process as syscall.ForkExec does, in the Domain: path, argv and attr
-// are as it takes them, and so are the results. Setsid, Setpgid and PidFD are the only
-// attributes it takes in attr.Sys: not UseCgroupFD, as the kernel refuses
+// are as it takes them, and so are the results. Setsid, Setpgid, Setctty (with Ctty, for
+// a command in a pseudo-terminal) and PidFD are the only attributes it takes in attr.Sys: not UseCgroupFD, as the kernel refuses
 // CLONE_INTO_CGROUP together with CLONE_PARENT (the latter wants no exit signal, and Go
 // always asks for SIGCHLD). Boris is the process's parent.
 func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {

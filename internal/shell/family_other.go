@@ -21,6 +21,7 @@ func (f *family) started(int)                             {}
 func (f *family) withoutCgroup(*syscall.SysProcAttr) bool { return false }
 func (f *family) release()                                {}
 func (f *family) alive() bool                             { return false }
+func (f *family) members() []int                          { return nil }
 func (f *family) signal(syscall.Signal) bool              { return false }
 func (f *family) kill()                                   {}
 
