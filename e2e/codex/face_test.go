@@ -34,7 +34,12 @@ func TestCodexFace(t *testing.T) {
 		call("exec_command", map[string]any{"cmd": "echo hello-from-codex; echo to-stderr >&2; exit 3"}),
 		call("exec_command", map[string]any{"cmd": "sleep 2; echo woke-up", "yield_time_ms": 250, "sandbox_permissions": "require_escalated", "justification": "ok?"}),
 		toolCall{Name: "write_stdin", ArgsFrom: sessionID(t, 1)},
-		call("exec_command", map[string]any{"cmd": `if [ -t 0 ]; then echo tty=yes; else echo tty=no; fi`, "tty": true}),
+		call("exec_command", map[string]any{"cmd": `if [ -t 0 ]; then echo tty=yes; else echo tty=no; fi; printf 'name? '; read n; echo "hello $n"`, "tty": true}),
+		toolCall{Name: "write_stdin", ArgsFrom: func(r []string) map[string]any {
+			args := sessionID(t, 3)(r)
+			args["chars"] = "codex\n"
+			return args
+		}},
 		call("apply_patch", map[string]any{"input": failing}),
 		call("apply_patch", map[string]any{"input": good}),
 	)
@@ -42,9 +47,10 @@ func TestCodexFace(t *testing.T) {
 	wantResult(t, m, 0, "Process exited with code 3", "hello-from-codex", "to-stderr")
 	wantResult(t, m, 1, "Process running with session ID")
 	wantResult(t, m, 2, "Process exited with code 0", "woke-up")
-	wantResult(t, m, 3, "tty=")
-	wantResult(t, m, 4, "apply_patch verification failed", "Failed to find expected lines in b.txt", "hunk 1 of 1", "No file was changed")
-	wantResult(t, m, 5, "Success. Updated the following files:", "A c.txt", "M a.txt", "M b.txt", "D gone.txt")
+	wantResult(t, m, 3, "tty=yes", "name? ", "Process running with session ID")
+	wantResult(t, m, 4, "hello codex", "Process exited with code 0")
+	wantResult(t, m, 5, "apply_patch verification failed", "Failed to find expected lines in b.txt", "hunk 1 of 1", "No file was changed")
+	wantResult(t, m, 6, "Success. Updated the following files:", "A c.txt", "M a.txt", "M b.txt", "D gone.txt")
 	wantFiles(t, dir, map[string]string{"a.txt": "alpha\nBETA\n", "b.txt": "one\nTWO\n", "c.txt": "new\n", "gone.txt": ""})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/session"
+	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
 	"github.com/mjkoo/boris/internal/watch"
 )
@@ -185,22 +186,33 @@ func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in
 	if tw != nil {
 		c.OnOutput = teeOutput(c.OnOutput, tw.Output)
 	}
+	if in.TTY {
+		c.TTY = &shell.TTYSize{Rows: ttyRows, Cols: ttyCols}
+	}
 	t, _, _, err := sess.Start(c)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
+	var notes []string
+	if in.Shell != "" && filepath.Base(in.Shell) != filepath.Base(h.Config.Shell) {
+		notes = append(notes, fmt.Sprintf("shell %s is not used here: commands run with %s", in.Shell, h.Config.Shell))
+	}
 	yield := clampMS(in.YieldTimeMS, execYieldDefault, execYieldMin, execYieldMax)
+	if in.TTY {
+		// A terminal's command comes back as soon as it waits for input, goes quiet or ends.
+		x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: yield}, h.execBudget(in.MaxOutputTokens), h.face().omitted)
+		if err != nil {
+			return nil, nil, taskError(err, sess, h.face())
+		}
+		if x.Why == tasks.WhyCancelled {
+			_, _ = sess.Tasks.KillCause(t.ID, context.Cause(ctx))
+		}
+		return execSnapshot(t, start, x.Snapshot, notes)
+	}
 	if !settle(ctx, t, yield) && ctx.Err() != nil {
 		// The call that started the command ended: the command ends with it.
 		_, _ = sess.Tasks.KillCause(t.ID, context.Cause(ctx))
-	}
-	var notes []string
-	if in.TTY {
-		notes = append(notes, "no terminal is available here: the command ran with plain pipes and stdin closed")
-	}
-	if in.Shell != "" && filepath.Base(in.Shell) != filepath.Base(h.Config.Shell) {
-		notes = append(notes, fmt.Sprintf("shell %s is not used here: commands run with %s", in.Shell, h.Config.Shell))
 	}
 	return h.execResult(ctx, sess, t, start, in.MaxOutputTokens, notes)
 }
@@ -253,6 +265,9 @@ func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in 
 		return nil, nil, err
 	}
 	start := time.Now()
+	if t.TTY() {
+		return h.writeTTY(ctx, sess, t, in, start)
+	}
 	switch in.Chars {
 	case "":
 		settle(ctx, t, clampMS(in.YieldTimeMS, pollYieldMin, pollYieldMin, pollYieldMax))
@@ -266,6 +281,26 @@ func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in 
 		return nil, nil, errorf(CodeInvalidArgument, "stdin is closed for this session; rerun exec_command with tty=true to keep stdin open (to stop it, write \"\\u0003\")")
 	}
 	return h.execResult(ctx, sess, t, start, in.MaxOutputTokens, nil)
+}
+
+// writeTTY is write_stdin to a command in a terminal: it types chars (a poll when empty)
+// and returns once the program waits for input again, goes quiet or ends, or yield_time_ms
+// passes.
+func (h *handlers) writeTTY(ctx context.Context, sess *session.Session, t *tasks.Task, in WriteStdinArgs, start time.Time) (*mcp.CallToolResult, *ExecResult, error) {
+	budget, hint := h.execBudget(in.MaxOutputTokens), h.face().omitted
+	var x tasks.Exchange
+	var err error
+	if in.Chars == "" {
+		until := tasks.Until{Wait: clampMS(in.YieldTimeMS, pollYieldMin, pollYieldMin, pollYieldMax)}
+		x, err = sess.Tasks.Settle(ctx, t.ID, until, budget, hint)
+	} else {
+		until := tasks.Until{Wait: clampMS(in.YieldTimeMS, writeYieldDefault, execYieldMin, execYieldMax)}
+		x, err = sess.Tasks.Send(ctx, t.ID, []byte(in.Chars), nil, until, budget, hint)
+	}
+	if err != nil {
+		return nil, nil, taskError(err, sess, h.face())
+	}
+	return execSnapshot(t, start, x.Snapshot, nil)
 }
 
 // execSession returns the task behind a unified exec session id.

@@ -24,6 +24,9 @@ func Instructions(cfg *config.Config, scope *pathscope.Resolver, policy *confine
 	if slices.Contains(names, "exec_command") {
 		b.WriteString(" exec_command runs each command in a fresh shell, in workdir (default: the session's working directory); a command still running after yield_time_ms returns a session ID: poll it, or type into it, with write_stdin.")
 	}
+	if slices.Contains(names, "task_input") {
+		b.WriteString(" For interactive programs (a REPL, a prompt that asks y/N or a password, a debugger, git add -p, vim, less), run bash with tty: true: the call comes back as a task once the program waits for input, and task_input types at it and returns its answer (or its screen, for a full-screen program).")
+	}
 	if cfg.RequireViewBeforeEdit && (slices.Contains(names, "str_replace") || slices.Contains(names, "str_replace_editor")) {
 		b.WriteString(" View a file (or write it) in this session before editing it.")
 	}

@@ -149,6 +149,19 @@ func searchLine(a callArgs) string {
 	return s
 }
 
+// inputLine summarizes task_input: the task, and what is typed at it, as the person
+// watching would see it typed (the audit log shows only its length).
+func inputLine(a callArgs) string {
+	s := a.str("task_id")
+	if in := a.str("input"); in != "" {
+		s += "  " + strconv.Quote(in)
+	}
+	if keys, ok := a["keys"].([]any); ok && len(keys) > 0 {
+		s += fmt.Sprintf("  keys %v", keys)
+	}
+	return s
+}
+
 func editorLine(a callArgs) string {
 	if cmd, path := a.str("command"), a.str("path"); cmd != "" && path != "" {
 		return cmd + " " + path
