@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -342,7 +341,7 @@ func execSnapshot(t *tasks.Task, start time.Time, snap tasks.Snapshot, notes []s
 	} else {
 		out.SessionID, _ = strconv.Atoi(strings.TrimPrefix(t.ID, "task-"))
 	}
-	full := int64(utf8.RuneCountInString(snap.Stdout.Text)+utf8.RuneCountInString(snap.Stderr.Text)) + snap.Stdout.Omitted + snap.Stderr.Omitted
+	full := int64(snap.Stdout.To.Chars - snap.Stdout.From.Chars + snap.Stderr.To.Chars - snap.Stderr.From.Chars)
 	out.OriginalTokenCount = (full + charsPerToken - 1) / charsPerToken
 	var o strings.Builder
 	if snap.Stderr.Text == "" {
