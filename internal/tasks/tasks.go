@@ -107,6 +107,7 @@ type Task struct {
 	done   chan struct{} // closed when the command has ended and its result is set
 	result shell.Result
 	screen *term.Screen // the terminal's screen, for a task run in one; else nil
+	prober *term.Prober // looks at the terminal's foreground, for a task run in one
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced whenever output arrives
@@ -150,6 +151,7 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	}
 	if t.screen != nil {
 		t.screen.Attach(p.TTY())
+		t.prober = term.NewProber(p.TTY(), p.TTYName(), p.Members)
 	}
 	t.proc, t.Started = p, time.Now()
 	ctx := t.bound(m.ctx, m.limits.Lifetime)
@@ -225,6 +227,9 @@ func (t *Task) wait(ctx context.Context) {
 	t.result, t.ended = res, time.Now()
 	t.mu.Unlock()
 	close(t.done)
+	if t.prober != nil {
+		t.prober.Close()
+	}
 	t.signal()
 	t.cancel(nil)
 }

@@ -21,6 +21,7 @@ const (
 	escSettle    = 150 * time.Millisecond
 	minStep      = 20 * time.Microsecond
 	maxStep      = 50 * time.Millisecond
+	firstLook    = time.Millisecond
 )
 
 // Errors of terminal tasks a caller may branch on.
@@ -132,7 +133,7 @@ func (m *Manager) Send(ctx context.Context, id string, text []byte, keys []term.
 	if err != nil {
 		return Exchange{}, err
 	}
-	before := t.probe()
+	before := t.prober.Before()
 	if err := t.screen.Type(text, keys); err != nil {
 		return Exchange{}, fmt.Errorf("%w: some input typed earlier at %s was dropped", err, t.ID)
 	}
@@ -218,7 +219,7 @@ func endsInEsc(text []byte, keys []term.Key) bool {
 
 // probe looks at the task's foreground processes.
 func (t *Task) probe() term.Probe {
-	return term.Look(t.proc.TTY(), t.proc.TTYName(), t.proc.Members)
+	return t.prober.Look()
 }
 
 // settle waits until the program in t's terminal waits for input, goes quiet, or ends,
@@ -230,6 +231,9 @@ func (t *Task) settle(ctx context.Context, before term.Probe, u Until) (Why, ter
 	defer deadline.Stop()
 	step := minStep
 	view := term.Unknown
+	// Just typed at, the program has most likely not run yet: a look would see it still
+	// asleep where it was. Its output, or firstLook, comes first.
+	first := !before.At.IsZero()
 	for {
 		t.mu.Lock()
 		ch, last := t.changed, t.lastOut
@@ -242,9 +246,12 @@ func (t *Task) settle(ctx context.Context, before term.Probe, u Until) (Why, ter
 			quiet = min(quiet, time.Since(before.At))
 		}
 		wait := step
-		if quiet < u.Settle {
+		switch {
+		case first && !last.After(before.At):
+			wait = firstLook
+		case quiet < u.Settle:
 			wait = u.Settle - quiet
-		} else {
+		default:
 			var why Why
 			var ok bool
 			why, view, ok = t.settled(before, quiet, u)
@@ -253,6 +260,7 @@ func (t *Task) settle(ctx context.Context, before term.Probe, u Until) (Why, ter
 			}
 			step = min(step*2, maxStep)
 		}
+		first = false
 		tick := time.NewTimer(wait)
 		select {
 		case <-ch:

@@ -11,55 +11,100 @@ import (
 // maxProbed bounds the processes a probe looks at.
 const maxProbed = 64
 
-// Look returns the kernel's view of the foreground process group of the terminal whose
-// master is master and whose slave is named slave (/dev/pts/N). pids lists the command's
-// processes, as far as they are tracked; only those in the foreground group count. The
-// group's leader is looked at first, and pids called only when it does not read the
-// terminal itself (a shell waiting for its child, say).
+// Look returns the kernel's view of the terminal's foreground process group. pids lists
+// the command's processes, as far as they are tracked; only those in the foreground group
+// count. The group's leader is looked at first, and pids called only when it does not
+// read the terminal itself (a shell waiting for its child, say).
 //
 // It uses TIOCGPGRP for the foreground group, and, for each of its processes,
 // /proc/PID/stat (asleep?), /proc/PID/syscall (in which system call, on which
 // descriptor) and /proc/PID/fd (is that descriptor the terminal?); and TIOCINQ on the
 // slave: a program with input typed ahead has yet to read it, whatever it sleeps in.
-func Look(master *os.File, slave string, pids func() []int) Probe {
-	pgrp, err := foreground(master)
+// After [Prober.Close] it says [Unknown].
+func (p *Prober) Look() Probe {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return Probe{Reading: Unknown}
+	}
+	pgrp, err := foreground(p.master)
 	if err != nil {
 		return Probe{Reading: Unknown}
 	}
 	best := Probe{Reading: Busy, Runs: map[int]uint64{}}
-	seen := 0
+	seen, leaderRuns, leaderReads := 0, false, false
 	look := func(pid int) {
 		if seen >= maxProbed {
 			return
 		}
-		st, ok := readStat(pid)
+		f := p.files(pid)
+		st, ok := f.stat()
 		if !ok || st.pgrp != pgrp {
 			return
 		}
 		seen++
 		if st.state != 'S' {
+			leaderRuns = leaderRuns || pid == pgrp
 			return // running: it has yet to sleep, so it counts as having run since any probe
 		}
-		best.Runs[pid] = runs(pid)
-		if r := waitsOn(pid, slave); r > best.Reading {
-			best.Reading = r
-		}
+		best.Runs[pid] = f.runs()
+		r := f.waitsOn(p.slave)
+		best.Reading = max(best.Reading, r)
+		leaderReads = leaderReads || pid == pgrp && r == Reading
 	}
 	look(pgrp)
-	if best.Reading < Reading {
-		for _, pid := range pids() {
+	// A leader seen running once is most likely about to sleep (a program at work on what
+	// was typed): the others are looked for from the second look in a row that sees it
+	// running, which spares the costly listing of the command's processes.
+	skip := leaderRuns && !p.leaderRan
+	p.leaderRan = leaderRuns
+	if best.Reading < Reading && !skip {
+		for _, pid := range p.pids() {
 			if pid != pgrp {
 				look(pid)
 			}
 		}
 	}
+	p.prune()
+	p.last = lastLook{pgrp: pgrp, leaderReads: leaderReads, runs: best.Runs[pgrp]}
 	if seen == 0 {
 		return Probe{Reading: Unknown}
 	}
-	if best.Reading > Busy && unread(slave) {
+	if best.Reading > Busy && unread(p.slave) {
 		best.Reading = Busy // typed ahead: it has input it has yet to read
 	}
 	return best
+}
+
+// Before returns a probe to tell, by [Probe.RanSince], whether the foreground processes
+// ran since: its Runs are those a [Prober.Look] would give; its Reading may not say that
+// input was typed ahead. When the last look saw the group's leader read the terminal,
+// and the leader has not run since (nor the foreground changed), the leader is still in
+// that read, and no other process was looked at then: its run count is all there is to
+// read.
+func (p *Prober) Before() Probe {
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	if !last.leaderReads {
+		return p.Look()
+	}
+	pgrp, err := foreground(p.master)
+	if err != nil || pgrp != last.pgrp {
+		return p.Look()
+	}
+	p.mu.Lock()
+	f, ok := p.procs[pgrp]
+	var st stat
+	if ok && !p.closed {
+		st, ok = f.stat()
+	}
+	same := ok && !p.closed && st.state == 'S' && st.pgrp == pgrp && f.runs() == last.runs
+	p.mu.Unlock()
+	if !same {
+		return p.Look()
+	}
+	return Probe{Reading: Reading, Runs: map[int]uint64{pgrp: last.runs}}
 }
 
 // unread reports whether the terminal slave holds input its programs have not read.
@@ -95,92 +140,6 @@ func foreground(master *os.File) (int, error) {
 		return 0, cerr
 	}
 	return pgrp, err
-}
-
-type stat struct {
-	state byte
-	pgrp  int
-}
-
-// readStat reads a process's state and process group from /proc/PID/stat.
-func readStat(pid int) (stat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return stat{}, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // the command name may hold anything
-	if i < 0 {
-		return stat{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return stat{}, false
-	}
-	pgrp, err := strconv.Atoi(f[2])
-	return stat{state: f[0][0], pgrp: pgrp}, err == nil
-}
-
-// runs returns how often pid was scheduled (the third field of /proc/PID/schedstat),
-// or, without schedstat, its context switches.
-func runs(pid int) uint64 {
-	dir := "/proc/" + strconv.Itoa(pid) + "/"
-	if b, err := os.ReadFile(dir + "schedstat"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 3 {
-			if n, err := strconv.ParseUint(f[2], 10, 64); err == nil {
-				return n
-			}
-		}
-	}
-	b, _ := os.ReadFile(dir + "status")
-	var n uint64
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
-			m, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			n += m
-		}
-	}
-	return n
-}
-
-// waitsOn says how surely the sleeping process pid waits to read the terminal slave.
-func waitsOn(pid int, slave string) View {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
-	if err != nil {
-		return Busy
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return Busy // "running", or "-1 ..." when not in a system call
-	}
-	nr, err1 := strconv.Atoi(f[0])
-	arg0, err2 := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
-	if err1 != nil || err2 != nil {
-		return Busy
-	}
-	isTTY := func(fd uint64) bool {
-		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.FormatUint(fd, 10))
-		return err == nil && l == slave
-	}
-	switch kind(nr) {
-	case callRead:
-		if isTTY(arg0) {
-			return Reading
-		}
-	case callSelect:
-		// arg0 is the highest descriptor waited for, plus one: with only a few, the
-		// terminal among them is what it waits for.
-		for fd := uint64(0); fd < min(arg0, 8); fd++ {
-			if isTTY(fd) {
-				return Reading
-			}
-		}
-	case callPoll:
-		if isTTY(0) {
-			return Polling
-		}
-	}
-	return Busy
 }
 
 type call int
