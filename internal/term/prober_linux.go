@@ -82,7 +82,6 @@ type procFiles struct {
 	statFD, callFD, schedFD int
 	fdDir                   int // /proc/PID/fd, for readlinkat
 	buf                     []byte
-	reopened, schedstatGone bool
 }
 
 func openProc(pid int, buf []byte) *procFiles {
@@ -138,8 +137,7 @@ type stat struct {
 // process's.
 func (f *procFiles) stat() (stat, bool) {
 	b, ok := f.read(f.statFD)
-	if !ok && !f.reopened {
-		f.reopened = true
+	if !ok {
 		f.close()
 		f.open()
 		b, ok = f.read(f.statFD)
@@ -147,7 +145,15 @@ func (f *procFiles) stat() (stat, bool) {
 	if !ok {
 		return stat{}, false
 	}
-	f.reopened = false
+	return parseStat(b)
+}
+
+// statKept is stat from the file kept open only: the process looked at last, or none.
+func (f *procFiles) statKept() (stat, bool) {
+	b, ok := f.read(f.statFD)
+	if !ok {
+		return stat{}, false
+	}
 	return parseStat(b)
 }
 

@@ -97,7 +97,7 @@ func (p *Prober) Before() Probe {
 	f, ok := p.procs[pgrp]
 	var st stat
 	if ok && !p.closed {
-		st, ok = f.stat()
+		st, ok = f.statKept()
 	}
 	same := ok && !p.closed && st.state == 'S' && st.pgrp == pgrp && f.runs() == last.runs
 	p.mu.Unlock()
