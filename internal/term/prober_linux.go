@@ -65,10 +65,16 @@ func (p *Prober) files(pid int) *procFiles {
 	return f
 }
 
-// prune closes the files of processes the last look did not look at. p.mu is held.
-func (p *Prober) prune() {
+// maxKept bounds the processes whose files a prober keeps open between looks: a busy
+// foreground (a parallel build) is read afresh each time, its leader excepted.
+const maxKept = 8
+
+// prune closes the files of processes the last look did not look at, and past maxKept
+// those of all but the leader pgrp. p.mu is held.
+func (p *Prober) prune(pgrp int) {
+	many := len(p.procs) > maxKept
 	for pid, f := range p.procs {
-		if !p.looked[pid] {
+		if !p.looked[pid] || many && pid != pgrp {
 			f.close()
 			delete(p.procs, pid)
 		}

@@ -65,7 +65,7 @@ func (p *Prober) Look() Probe {
 			}
 		}
 	}
-	p.prune()
+	p.prune(pgrp)
 	p.last = lastLook{pgrp: pgrp, leaderReads: leaderReads, runs: best.Runs[pgrp]}
 	if seen == 0 {
 		return Probe{Reading: Unknown}
