@@ -181,7 +181,7 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 			}
 			p.workspace, p.owner = key, owner
 		}
-		forget := s.registerPost(r, p)
+		forget := s.posts.register(r, p)
 		defer forget()
 		defer p.w.finish()
 		next.ServeHTTP(p.w, r)
@@ -351,174 +351,25 @@ func (s *Server) limitSessions(next http.Handler) http.Handler {
 		id := r.Header.Get("Mcp-Session-Id")
 		switch {
 		case r.Method == http.MethodPost && id == "":
-			if !s.reserveSession(r.Context()) {
+			if !s.pool.reserve(r.Context()) {
 				w.Header().Set("Retry-After", "5")
 				httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live), each with a call or background task running: retry later, close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
 				return
 			}
-			sw := &sessionWriter{ResponseWriter: w, confirm: s.confirmSession}
+			sw := &sessionWriter{ResponseWriter: w, confirm: s.pool.confirm}
 			next.ServeHTTP(sw, r)
 			sw.settle()
 		case r.Method == http.MethodPost:
-			done := s.useSession(id)
+			done := s.pool.use(id)
 			defer done()
 			next.ServeHTTP(w, r)
 		case r.Method == http.MethodDelete && id != "":
 			next.ServeHTTP(w, r)
-			s.forgetSession(id)
+			s.pool.forget(id)
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
-}
-
-// httpSession is what the server tracks of a sessionful HTTP session for --max-sessions.
-type httpSession struct {
-	lastUsed time.Time
-	inflight int  // POSTs being served
-	called   bool // a tool call has finished: the client is past its handshake
-}
-
-// Eviction timing. A session is spared for idleGrace after its last request, so that its
-// client reads the reply before the session goes, and for freshGrace if it has not made a
-// tool call yet, so that a client that has just opened it gets to use it. A new session
-// waits up to openWait for one to become free to close.
-const (
-	idleGrace  = time.Second
-	freshGrace = 10 * time.Second
-	openWait   = 30 * time.Second
-)
-
-// reserveSession holds a slot for a session being opened, closing the least recently used
-// idle session if the table is full.
-func (s *Server) reserveSession(ctx context.Context) bool {
-	deadline := time.Now().Add(s.openWait)
-	for {
-		s.mu.Lock()
-		if s.done {
-			s.mu.Unlock()
-			return false
-		}
-		if len(s.httpSessions)+s.opening >= s.cfg.MaxSessions {
-			s.forgetEndedLocked()
-		}
-		if len(s.httpSessions)+s.opening < s.cfg.MaxSessions {
-			s.opening++
-			s.mu.Unlock()
-			return true
-		}
-		victim, retry := s.pickVictimLocked(time.Now())
-		if victim != nil {
-			delete(s.httpSessions, victim.ID())
-			s.opening++
-			s.mu.Unlock()
-			s.log.Info("closing the least recently used idle session to make room", "session", victim.ID())
-			go func() { _ = victim.Close() }() // the session's waiter frees its state
-			return true
-		}
-		changed := s.changed
-		s.mu.Unlock()
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			return false
-		}
-		if retry > 0 && retry < wait {
-			wait = retry
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-changed:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		}
-		t.Stop()
-	}
-}
-
-// forgetEndedLocked forgets sessions that ended without a DELETE (idle timeout, failed
-// initialize). s.mu must be held.
-func (s *Server) forgetEndedLocked() {
-	live := map[string]bool{}
-	for ss := range s.mcp.Sessions() {
-		live[ss.ID()] = true
-	}
-	for id := range s.httpSessions {
-		if !live[id] {
-			delete(s.httpSessions, id)
-		}
-	}
-}
-
-// pickVictimLocked returns the least recently used session with no request in flight, no
-// background task running, and idle past its grace; else nil, and how soon to look again.
-// s.mu must be held.
-func (s *Server) pickVictimLocked(now time.Time) (*mcp.ServerSession, time.Duration) {
-	type candidate struct {
-		id       string
-		lastUsed time.Time
-	}
-	var idle []candidate
-	retry := time.Second // background tasks end without telling anyone
-	for id, hs := range s.httpSessions {
-		if hs.inflight > 0 {
-			continue
-		}
-		grace := s.idleGrace
-		if !hs.called {
-			grace = s.freshGrace
-		}
-		if d := now.Sub(hs.lastUsed); d < grace {
-			retry = min(retry, grace-d)
-			continue
-		}
-		idle = append(idle, candidate{id, hs.lastUsed})
-	}
-	if len(idle) == 0 {
-		return nil, retry
-	}
-	slices.SortFunc(idle, func(a, b candidate) int { return a.lastUsed.Compare(b.lastUsed) })
-	byID := make(map[string]*mcp.ServerSession, len(s.sessions))
-	for ss := range s.sessions {
-		byID[ss.ID()] = ss
-	}
-	for _, c := range idle {
-		if ss := byID[c.id]; ss != nil && !runningTasks(s.sessions[ss]) {
-			return ss, 0
-		}
-	}
-	return nil, retry
-}
-
-// useSession records a request on the session id, until the returned function is called.
-func (s *Server) useSession(id string) (done func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hs := s.httpSessions[id]
-	if hs == nil {
-		return func() {}
-	}
-	hs.inflight++
-	hs.lastUsed = time.Now()
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		hs.inflight--
-		hs.lastUsed = time.Now()
-		if hs.inflight == 0 {
-			s.changedLocked()
-		}
-	}
-}
-
-// markCalled records that a tool call on the session id has finished.
-func (s *Server) markCalled(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if hs := s.httpSessions[id]; hs != nil {
-		hs.called = true
-	}
 }
 
 // sessionWriter settles a session reservation when the response starts, before the client
@@ -555,25 +406,6 @@ func (w *sessionWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// confirmSession turns a reservation into a counted session, when one was opened.
-func (s *Server) confirmSession(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.opening--
-	if id != "" {
-		s.httpSessions[id] = &httpSession{lastUsed: time.Now()}
-	} else {
-		s.changedLocked()
-	}
-}
-
-func (s *Server) forgetSession(id string) {
-	s.mu.Lock()
-	delete(s.httpSessions, id)
-	s.changedLocked()
-	s.mu.Unlock()
-}
 
 // httpError writes a JSON-RPC error body, which MCP clients can show, with an HTTP status.
 func httpError(w http.ResponseWriter, status int, msg string) {
