@@ -3,22 +3,16 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
-	"github.com/mjkoo/boris/internal/loopback"
 	"github.com/mjkoo/boris/internal/streams"
 )
 
@@ -231,181 +225,6 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": s.cfg.Version})
 }
-
-// authenticate requires the bearer token, when one is set. Only the Authorization header
-// counts: a token in the URL would end up in logs and browser history.
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	if s.cfg.Token == "" {
-		return next
-	}
-	want := sha256.Sum256([]byte(s.cfg.Token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r) // CORS preflight carries no credentials
-			return
-		}
-		token, ok := bearerToken(r)
-		got := sha256.Sum256([]byte(token))
-		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
-			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send 'Authorization: Bearer <token>'")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// checkHost refuses requests whose Host header names another site while the server listens
-// on loopback: a DNS-rebinding page would send its own host name.
-func (s *Server) checkHost(next http.Handler) http.Handler {
-	if !loopback.Host(s.cfg.Host) {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopback.HostPort(r.Host) {
-			httpError(w, http.StatusForbidden, fmt.Sprintf("host %q refused: this server only answers to localhost", r.Host))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// checkOrigin refuses a browser Origin that is neither loopback (while listening on
-// loopback) nor on the --allow-origin list. Loopback origins, such as a local inspector on
-// another port, go straight to next; every other request goes through protected, which
-// applies cross-origin protection.
-func (s *Server) checkOrigin(next, protected http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		switch {
-		case origin == "" || slices.Contains(s.cfg.AllowOrigins, origin):
-			protected.ServeHTTP(w, r)
-		case s.originAllowed(origin):
-			next.ServeHTTP(w, r)
-		default:
-			httpError(w, http.StatusForbidden, fmt.Sprintf("origin %q refused: add it with --allow-origin if this browser client is trusted", origin))
-		}
-	})
-}
-
-func (s *Server) originAllowed(origin string) bool {
-	if slices.Contains(s.cfg.AllowOrigins, origin) {
-		return true
-	}
-	if !loopback.Host(s.cfg.Host) {
-		return false
-	}
-	rest, ok := strings.CutPrefix(origin, "http://")
-	if !ok {
-		rest, ok = strings.CutPrefix(origin, "https://")
-	}
-	return ok && loopback.HostPort(rest)
-}
-
-// cors answers preflights and sets CORS headers for allow-listed origins only; there is never
-// a wildcard.
-func (s *Server) cors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		allowed := origin != "" && slices.Contains(s.cfg.AllowOrigins, origin)
-		if allowed {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
-		}
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			if !allowed {
-				httpError(w, http.StatusForbidden, "cross-origin request refused: add the origin with --allow-origin if this browser client is trusted")
-				return
-			}
-			h := w.Header()
-			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, "+WorkspaceHeader)
-			h.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// killOnDelete ends a session's commands as soon as the client deletes the session: the
-// SDK closes a session only once its calls have returned, so a running command would hold
-// the DELETE until it finished by itself.
-func (s *Server) killOnDelete(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-			s.closeState(id)
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// limitSessions keeps sessionful HTTP sessions within --max-sessions. Clients rarely close
-// their sessions (HTTP DELETE), so when the table is full, opening a session closes the
-// least recently used one that has nothing running; only when every session is busy does
-// it wait a little for one to free up, then refuse.
-func (s *Server) limitSessions(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("Mcp-Session-Id")
-		switch {
-		case r.Method == http.MethodPost && id == "":
-			if !s.pool.reserve(r.Context()) {
-				w.Header().Set("Retry-After", "5")
-				httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d live), each with a call or background task running: retry later, close an unused session (HTTP DELETE) or raise --max-sessions", s.cfg.MaxSessions))
-				return
-			}
-			sw := &sessionWriter{ResponseWriter: w, confirm: s.pool.confirm}
-			next.ServeHTTP(sw, r)
-			sw.settle()
-		case r.Method == http.MethodPost:
-			done := s.pool.use(id)
-			defer done()
-			next.ServeHTTP(w, r)
-		case r.Method == http.MethodDelete && id != "":
-			next.ServeHTTP(w, r)
-			s.pool.forget(id)
-		default:
-			next.ServeHTTP(w, r)
-		}
-	})
-}
-
-// sessionWriter settles a session reservation when the response starts, before the client
-// can act on it: counted if the response carries a new session id, released if not.
-type sessionWriter struct {
-	http.ResponseWriter
-	confirm func(id string)
-	settled bool
-}
-
-func (w *sessionWriter) settle() {
-	if !w.settled {
-		w.settled = true
-		w.confirm(w.Header().Get("Mcp-Session-Id"))
-	}
-}
-
-func (w *sessionWriter) WriteHeader(code int) {
-	w.settle()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *sessionWriter) Write(b []byte) (int, error) {
-	w.settle()
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *sessionWriter) Flush() {
-	w.settle()
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // httpError writes a JSON-RPC error body, which MCP clients can show, with an HTTP status.
 func httpError(w http.ResponseWriter, status int, msg string) {
