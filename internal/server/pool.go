@@ -43,7 +43,7 @@ type poolOptions struct {
 	newState func(id string) *session.Session            // a fresh state
 	opened   func(*session.Session, *mcp.Implementation) // a state was made, for this client
 	ended    func(*session.Session)                      // a state was closed
-	live     func() iter.Seq[string]                     // the ids of the protocol sessions still open
+	live     iter.Seq[string]                            // the ids of the protocol sessions still open
 }
 
 // httpSession is what the pool tracks of a sessionful HTTP session for --max-sessions.
@@ -219,7 +219,7 @@ func waitChange(ctx context.Context, changed <-chan struct{}, deadline time.Time
 // initialize). p.mu must be held.
 func (p *sessionPool) forgetEndedLocked() {
 	live := map[string]bool{}
-	for id := range p.live() {
+	for id := range p.live {
 		live[id] = true
 	}
 	for id := range p.http {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"io"
-	"iter"
 	"log/slog"
 	"slices"
 	"sync"
@@ -18,10 +17,15 @@ func testPool(max int, mu *sync.Mutex, open *[]string) *sessionPool {
 	return newSessionPool(poolOptions{
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		max: max,
-		live: func() iter.Seq[string] {
+		live: func(yield func(string) bool) {
 			mu.Lock()
-			defer mu.Unlock()
-			return slices.Values(slices.Clone(*open))
+			ids := slices.Clone(*open)
+			mu.Unlock()
+			for _, id := range ids {
+				if !yield(id) {
+					return
+				}
+			}
 		},
 	})
 }

@@ -4,7 +4,6 @@ package server
 
 import (
 	"context"
-	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -75,15 +74,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	s.pool = newSessionPool(poolOptions{
 		log: log, max: cfg.MaxSessions, newState: s.newState, ended: s.publishSessionEnd,
 		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, cfg.Transport, c) },
-		live: func() iter.Seq[string] {
-			return func(yield func(string) bool) {
-				for ss := range s.mcp.Sessions() {
-					if !yield(ss.ID()) {
-						return
-					}
-				}
-			}
-		},
+		live:   s.liveIDs,
 	})
 	s.workspaces = newWorkspaces(workspaceOptions{
 		log: log, max: cfg.MaxSessions, idle: cfg.SessionIdleTimeout, newState: s.newState, ended: s.publishSessionEnd,
@@ -91,6 +82,15 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 	})
 	s.startMCP()
 	return s, nil
+}
+
+// liveIDs yields the ids of the protocol sessions the MCP server still has.
+func (s *Server) liveIDs(yield func(string) bool) {
+	for ss := range s.mcp.Sessions() {
+		if !yield(ss.ID()) {
+			return
+		}
+	}
 }
 
 // startMCP makes the MCP server, with its middleware, and has the tools registered.
