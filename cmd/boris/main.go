@@ -1,5 +1,3 @@
-// Command boris is an MCP server that gives AI agents a shell, file viewing and editing,
-// and search, over STDIO or streamable HTTP.
 package main
 
 import (
@@ -84,6 +82,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	settle := sync.OnceFunc(func() {
 		tuneGC(getenv, os.ReadFile)
 		catchSignals(ctx)
+		if !cfg.NoBash {
+			// What a Boris that was killed (by the OOM killer, say) left running ends now.
+			shell.EndLeftovers()
+			reserveThreads(reservedThreads)
+		}
 	})
 	if cfg.Transport == "stdio" {
 		srv.BeforeCalls(settle)

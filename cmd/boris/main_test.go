@@ -770,3 +770,96 @@ func TestInheritedDescriptorsStayHome(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownKillsChainOutOfCgroup: a chain of 400 processes that ignore SIGTERM, each
+// the parent of the next, that left their command's cgroup, session and group and
+// cleared their mark (as a root command can), ends with the server's SIGTERM.
+func TestShutdownKillsChainOutOfCgroup(t *testing.T) {
+	t.Parallel()
+	root := testutil.Cgroup2Root()
+	if os.Geteuid() != 0 || root == "" {
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs root and cgroup v2: only root can leave a cgroup")
+	}
+	dir := t.TempDir()
+	base, cmd, stderr := httpServer(t, "--workdir", dir)
+	cs := httpClient(t, base, "")
+	tag := fmt.Sprint("e2e", time.Now().UnixNano())
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": testutil.ChainScript(filepath.Join(root, "cgroup.procs"), tag, 400),
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("starting the chain: %v %+v", err, res)
+	}
+	pids := testutil.WithEnv(t, "CHAIN="+tag)
+	if len(pids) != 401 {
+		t.Fatalf("%d processes of the chain run, want 401", len(pids))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, cmd, "SIGTERM: "+stderr.String())
+	assertGone(t, pids, "the server's SIGTERM")
+}
+
+// TestLeftoversOfKilledServerEnd: what a server that was SIGKILLed left running in its
+// cgroups ends when the next server starts, and the commands of a server that still runs
+// beside them are left alone.
+func TestLeftoversOfKilledServerEnd(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 || testutil.Cgroup2Root() == "" {
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs cgroup v2 that Boris can write to")
+	}
+	// start starts a server, runs a background task and a command that leaves a process
+	// running, and returns the server and the pids of both.
+	start := func() (*exec.Cmd, []int) {
+		dir := t.TempDir()
+		base, cmd, _ := httpServer(t, "--workdir", dir)
+		cs := httpClient(t, base, "")
+		testutil.Fifo(t, filepath.Join(dir, "task"))
+		for _, args := range []map[string]any{
+			{"command": "echo $$ > task; exec sleep 302", "run_in_background": true},
+			{"command": "sleep 301 >/dev/null 2>&1 & echo $! > left"},
+		} {
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args}); err != nil || res.IsError {
+				t.Fatalf("bash %v: %v %+v", args, err, res)
+			}
+		}
+		var pids []int
+		for _, text := range []string{testutil.ReadFifo(t, filepath.Join(dir, "task")), readFile(t, filepath.Join(dir, "left"))} {
+			var pid int
+			if _, err := fmt.Sscan(text, &pid); err != nil {
+				t.Fatalf("reading a pid in %q: %v", text, err)
+			}
+			pids = append(pids, pid)
+		}
+		return cmd, pids
+	}
+	killed, left := start()
+	_, kept := start()
+	if err := killed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, killed, "SIGKILL")
+	for _, pid := range left {
+		if !alive(pid) {
+			t.Fatalf("process %d ended with the server that was SIGKILLed: nothing to check", pid)
+		}
+	}
+	httpServer(t, "--workdir", t.TempDir()) // it serves once what the killed one left has ended
+	assertGone(t, left, "the next server's start")
+	for _, pid := range kept {
+		if !alive(pid) {
+			t.Errorf("process %d of a server that still runs ended when another started", pid)
+		}
+	}
+}
+
+// readFile returns the content of path.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,5 +1,3 @@
-// Package config turns command-line flags and BORIS_* environment variables into one
-// validated, immutable [Config].
 package config
 
 import (
@@ -29,7 +27,7 @@ type Config struct {
 	Timeout   time.Duration
 
 	AllowDirs []string // as given; pathscope makes them canonical
-	DenyDirs  []string // plain directories or doublestar patterns
+	DenyDirs  []string // plain directories or glob patterns (package glob)
 
 	// ConfineBash says whether commands are confined to the allowed directories with
 	// Landlock: "auto", "on" or "off" (see package confine). "" means "auto".
@@ -73,6 +71,9 @@ type Config struct {
 	StreamKeepAlive     time.Duration // interval of SSE comments that keep a running call's stream alive
 	MaxBackgroundTasks  int
 	BackgroundTaskLimit time.Duration // 0: background tasks run until killed or their session ends
+	// MaxProcesses is the most processes and threads one command may have at once: 0 for
+	// the default (shell.DefaultProcessLimit), negative for no limit.
+	MaxProcesses int
 	// TaskAfter is how long a foreground bash call runs before it becomes an MCP task, for
 	// a request that declares the Tasks extension (0: never).
 	TaskAfter time.Duration
@@ -147,35 +148,36 @@ var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 // process environment.
 type cli struct {
 	Transport       string        `help:"Transport: http or stdio. Unset, a pipe as stdin (a client starting Boris) means stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Host            string        `help:"Address to listen on (http). 0.0.0.0 listens on every interface, and needs a token." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Port            int           `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
-	Host            string        `help:"Address to listen on (http). Use 0.0.0.0 to listen on every interface." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
-	Timeout         time.Duration `help:"Default bash timeout: seconds, or a duration such as 90s or 10m." default:"120" envvar:"BORIS_TIMEOUT"`
-	AllowDir        []string      `help:"Confine file tools to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
-	DenyDir         []string      `help:"Hide a path, a name at any depth (no slash, such as '.env') or a doublestar pattern such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
+	Timeout         time.Duration `help:"Default bash timeout: seconds, or a duration such as 90s or 10m (the bash tool's own timeout is in milliseconds)." default:"120" envvar:"BORIS_TIMEOUT"`
+	AllowDir        []string      `help:"Confine file tools, and commands where the kernel has Landlock, to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir         []string      `help:"Hide a path, a name at any depth (no slash, such as '.env') or a glob such as 'build/**/*.key' from file tools (repeatable; relative to --workdir)." placeholder:"DIR|PATTERN" envvar:"BORIS_DENY_DIRS"`
 	ConfineBash     string        `help:"Confine commands to the --allow-dir directories with Landlock: auto (when --allow-dir is set and the kernel can), on (or refuse to start), off." default:"auto" enum:"auto,on,off" envvar:"BORIS_CONFINE_BASH"`
 	ConfineRead     []string      `help:"Let confined commands also read and run programs beneath this path (repeatable)." placeholder:"PATH" envvar:"BORIS_CONFINE_READ"`
 	ConfineWrite    []string      `help:"Let confined commands also write beneath this directory (repeatable)." placeholder:"DIR" envvar:"BORIS_CONFINE_WRITE"`
-	ConfineNetwork  bool          `help:"Forbid commands TCP connections and listening on TCP ports (Landlock ABI 4, Linux 6.7 or later)." envvar:"BORIS_CONFINE_NETWORK"`
+	ConfineNetwork  bool          `help:"Forbid commands TCP connections, listening on TCP ports and sockets of network protocols other than UDP (Landlock ABI 4, Linux 6.7 or later, and a seccomp filter on amd64 and arm64); refuse to start where the kernel cannot." envvar:"BORIS_CONFINE_NETWORK"`
 	LandlockABI     int           `name:"landlock-abi" hidden:"" help:"Use at most this Landlock ABI version, as an older kernel would (0: what the kernel has; -1: as if there were no Landlock)." default:"0" envvar:"BORIS_LANDLOCK_ABI"`
 	NoBash          bool          `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string      `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string        `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	OutputBudget    int           `help:"Most characters one tool result shows of a command's output, a file or a search (the rest is saved and the result says how to read it); the default fits Claude Code and Codex." default:"30000" envvar:"BORIS_OUTPUT_BUDGET"`
 	AnthropicCompat bool          `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
-	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	Tools           string        `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
 	Structured      bool          `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
-	Token           string        `placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user)." envvar:"BORIS_TOKEN"`
+	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
+	Token           string        `placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user, and Boris warns then, as it does of a token under 16 characters)." envvar:"BORIS_TOKEN"`
 	TokenFile       string        `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
-	GenerateToken   bool          `help:"Generate a random bearer token and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
+	GenerateToken   bool          `help:"Generate a random bearer token and print it once to stderr, as export BORIS_TOKEN=... and a live view link." envvar:"BORIS_GENERATE_TOKEN"`
 	AllowOrigin     []string      `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
 	InsecureNoAuth  bool          `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
 	MaxRequestSize  string        `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
-	MaxSessions     int           `help:"Most live MCP sessions over HTTP, and most stateless workspaces." default:"64" envvar:"BORIS_MAX_SESSIONS"`
+	MaxSessions     int           `help:"Most live MCP sessions over HTTP, and most stateless workspaces; when full, the least recently used idle one is closed." default:"64" envvar:"BORIS_MAX_SESSIONS"`
 	SessionIdle     time.Duration `name:"session-idle-timeout" help:"Seconds (or a duration such as 30m) before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	Stateless       bool          `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int           `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
+	MaxProcesses    int           `help:"Most processes and threads one command (or background task) may have at once; one that tries for more is killed, with everything it started. 0 leaves Boris and other sessions room under the limit Boris itself runs under (at most 4096); -1: no limit." default:"0" envvar:"BORIS_MAX_PROCESSES"`
 	TaskAfter       time.Duration `name:"task-after" help:"Seconds (or a duration such as 20s) a bash call runs before it becomes an MCP task, for clients that declare the Tasks extension (0: never)." default:"20" envvar:"BORIS_TASK_AFTER"`
 	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: off)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
@@ -183,7 +185,7 @@ type cli struct {
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
 	Watch           string        `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
 	NoWatch         bool          `help:"Do not serve the live view of tool calls at /watch." envvar:"BORIS_NO_WATCH"`
-	Version         bool          `help:"Print the version and exit."`
+	Version         bool          `help:"Print the version, and the Landlock ABI this kernel offers, and exit."`
 }
 
 // Parse reads args (without the program name) and the BORIS_* variables from getenv, and
@@ -319,6 +321,10 @@ func (c *cli) limits(cfg *Config) error {
 		return fmt.Errorf("--background-task-timeout must not be negative, got %s", seconds(c.BackgroundLimit))
 	}
 	cfg.BackgroundTaskLimit = c.BackgroundLimit
+	if c.MaxProcesses < -1 {
+		return fmt.Errorf("--max-processes must be at least 1 (or 0 for the default, -1 for no limit), got %d", c.MaxProcesses)
+	}
+	cfg.MaxProcesses = c.MaxProcesses
 	if c.TaskAfter < 0 || c.CallDeadline < 0 {
 		return fmt.Errorf("--task-after and --call-deadline must not be negative, got %s and %s", seconds(c.TaskAfter), seconds(c.CallDeadline))
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The command line is read by this small parser, driven by struct tags, rather than by a
@@ -110,7 +111,7 @@ func ParseFlags(dst any, args []string, getenv func(string) string) error {
 		name, value, hasValue := strings.Cut(a, "=")
 		f, negated := lookup(flags, strings.TrimPrefix(name, "--"))
 		if f == nil || !strings.HasPrefix(name, "--") {
-			return fmt.Errorf("unknown flag %s: see --help", name)
+			return fmt.Errorf("unknown flag %s: see --help", plain(name))
 		}
 		switch {
 		case negated && hasValue:
@@ -135,6 +136,15 @@ func ParseFlags(dst any, args []string, getenv func(string) string) error {
 		return err
 	}
 	return setUnset(v, flags, given, getenv)
+}
+
+// plain returns s as it is when it prints as one plain word, else quoted, so that an
+// error stays one line whatever the command line held.
+func plain(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) >= 0 || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // setUnset sets the fields whose flags were not given from their variables, else their

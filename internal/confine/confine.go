@@ -1,15 +1,3 @@
-// Package confine confines commands to a set of paths with Landlock, the Linux security
-// module that lets an unprivileged process restrict what it and its children may reach.
-//
-// A [Policy] is decided once at startup: which paths commands may read, write and run, and
-// which kernel features (the Landlock ABI) back it. Each session gets a [Domain] of its own,
-// with its private temporary directory added. Only the processes a Domain starts are
-// confined, never Boris itself, and no thread of Boris is ever in a domain: a Domain is
-// served by a launcher, Boris's own program started again, once per session. One thread of
-// the launcher restricts itself and then does nothing but fork the session's commands, on
-// Boris's behalf and with Boris as their parent (CLONE_PARENT), so that Boris waits for
-// them and tracks them as any other. A command costs one round trip over a socket, where a
-// helper that restricts itself and then execs the shell would cost a second exec every time.
 package confine
 
 import (
@@ -35,6 +23,10 @@ var errNoSeccomp = errors.New("--confine-network: Boris can keep commands from n
 
 // ErrClosed is returned by [Domain.ForkExec] once the Domain is closed.
 var ErrClosed = errors.New("confinement domain is closed")
+
+// ErrLauncherLost says that a session's launcher ended while it was starting a command,
+// which may or may not have started.
+var ErrLauncherLost = errors.New("the launcher of this session's confined commands ended (was it killed?) while starting the command, which may or may not have started; check, then run it again if needed: a new launcher starts with the next command")
 
 // Options say what a [Policy] should allow.
 type Options struct {

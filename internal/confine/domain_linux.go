@@ -39,10 +39,6 @@ type launcher struct {
 	exited chan struct{} // closed once it is reaped
 }
 
-// ErrLauncherLost says that a session's launcher ended while it was starting a command,
-// which may or may not have started.
-var ErrLauncherLost = errors.New("the launcher of this session's confined commands ended (was it killed?) while starting the command, which may or may not have started; check, then run it again if needed: a new launcher starts with the next command")
-
 // errNotTaken is a request the launcher never took: it is safe to send it again.
 var errNotTaken = errors.New("the launcher did not take the request")
 
@@ -71,8 +67,8 @@ func (p *Policy) Domain(write, read []string) (*Domain, error) {
 }
 
 // ForkExec starts a process as syscall.ForkExec does, in the Domain: path, argv and attr
-// are as it takes them, and so are the results. Setsid, Setpgid and PidFD are the only
-// attributes it takes in attr.Sys: not UseCgroupFD, as the kernel refuses
+// are as it takes them, and so are the results. Setsid, Setpgid, Setctty (with Ctty, for
+// a command in a pseudo-terminal) and PidFD are the only attributes it takes in attr.Sys: not UseCgroupFD, as the kernel refuses
 // CLONE_INTO_CGROUP together with CLONE_PARENT (the latter wants no exit signal, and Go
 // always asks for SIGCHLD). Boris is the process's parent.
 func (d *Domain) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
@@ -176,6 +172,9 @@ func (d *Domain) start() (*launcher, error) {
 func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, pidfd int, err error) {
 	// A command may have stopped it (SIGSTOP): it goes on.
 	l.resume()
+	// Before the request is sent: the launcher may fork long before Boris reads that it
+	// took the request.
+	since := bootTicks()
 	if err := send(l.sock, msg, fds, time.Now().Add(take)); err != nil {
 		return 0, -1, fmt.Errorf("%w: %w", errNotTaken, err)
 	}
@@ -184,7 +183,6 @@ func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, p
 	if err != nil || len(reply) != 1 || reply[0] != replyTaken {
 		return 0, -1, fmt.Errorf("%w: %v", errNotTaken, err)
 	}
-	since := bootTicks()
 	pid, pidfd, err = l.result(time.Now().Add(fork))
 	if errors.Is(err, errEOF) || errors.Is(err, errTimeout) || errors.Is(err, errShort) {
 		return 0, -1, ErrLauncherLost
@@ -274,7 +272,8 @@ func (l *launcher) stop() {
 // exits with when exec fails.
 func reapFailedFork(since uint64) {
 	self := os.Getpid()
-	for range 50 {
+	// It exits as soon as it is scheduled, which on a loaded machine can take a while.
+	for deadline, pause := time.Now().Add(5*time.Second), time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 50*time.Millisecond) {
 		waiting := false
 		for _, pid := range children(self, since) {
 			var info unix.Siginfo
@@ -294,7 +293,7 @@ func reapFailedFork(since uint64) {
 		if !waiting {
 			return
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(pause)
 	}
 }
 

@@ -201,7 +201,7 @@ func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, 
 	if sys == nil {
 		sys = &syscall.SysProcAttr{}
 	}
-	if sys.Chroot != "" || sys.Credential != nil || sys.Ptrace || sys.Setctty || sys.Noctty || sys.Foreground ||
+	if sys.Chroot != "" || sys.Credential != nil || sys.Ptrace || sys.Noctty || sys.Foreground ||
 		sys.Pdeathsig != 0 || sys.Cloneflags != 0 || sys.Unshareflags != 0 || sys.UidMappings != nil || sys.GidMappings != nil ||
 		len(sys.AmbientCaps) > 0 || sys.UseCgroupFD {
 		return nil, nil, errors.New("the launcher cannot start a process with these attributes")
@@ -223,6 +223,8 @@ func encodeRequest(path string, argv []string, attr *syscall.ProcAttr) ([]byte, 
 	e.bool(sys.Setpgid)
 	e.int(sys.Pgid)
 	e.bool(sys.PidFD != nil)
+	e.bool(sys.Setctty)
+	e.int(sys.Ctty)
 	var fds []int
 	e.int(len(attr.Files))
 	for _, f := range attr.Files {
@@ -243,6 +245,7 @@ func decodeRequest(msg []byte, fds []int) (*request, error) {
 	d := dec{b: msg}
 	r := &request{path: d.str(), dir: d.str(), argv: d.strs(), env: d.strs(), sys: &syscall.SysProcAttr{}}
 	r.sys.Setsid, r.sys.Setpgid, r.sys.Pgid, r.pidfd = d.bool(), d.bool(), d.int(), d.bool()
+	r.sys.Setctty, r.sys.Ctty = d.bool(), d.int()
 	n := d.int()
 	if n < 0 || n > len(msg) {
 		return nil, errShort

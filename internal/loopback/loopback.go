@@ -1,4 +1,3 @@
-// Package loopback tells whether a host names this machine's loopback interface.
 package loopback
 
 import (

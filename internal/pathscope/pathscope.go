@@ -1,8 +1,3 @@
-// Package pathscope turns a path into an allowed absolute path, or refuses it with the reason.
-//
-// A [Resolver] follows every symlink itself, including dangling ones and links created after
-// startup, so the path it returns is where a read or write would really land; that real path
-// must lie under an allowed root, and neither it nor the path as asked may match a deny rule.
 package pathscope
 
 import (
@@ -14,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/mjkoo/boris/internal/glob"
 )
 
 // ErrDenied is wrapped by every refusal, so callers can tell a refusal from an I/O error.
@@ -34,15 +29,15 @@ const maxLinks = 40
 // Resolver decides which paths the file tools may touch. It is immutable and safe for
 // concurrent use.
 type Resolver struct {
-	roots    []string // canonical absolute allowed roots; empty means everything
-	denyDirs []string // canonical absolute denied directories or files
-	patterns []string // doublestar patterns, matched against paths relative to bases and absolute
-	bases    []string // workdir and roots: the places relative patterns are anchored at
+	roots    []string      // canonical absolute allowed roots; empty means everything
+	denyDirs []string      // canonical absolute denied directories or files
+	patterns []denyPattern // matched against paths relative to bases, and absolute
+	bases    []string      // workdir and roots: the places relative patterns are anchored at
 }
 
 // New builds a Resolver. allow and deny entries that are relative are taken against workdir
 // (never against the process's working directory). A deny entry with glob characters
-// (*?[{) is a doublestar pattern; an entry without a slash, such as '*.key', '.env' or
+// (*?[{) is a glob (package [glob], extended syntax); an entry without a slash, such as '*.key', '.env' or
 // 'secrets', matches a name at any depth. A pattern whose leading directories go through a
 // symlink also matches the real paths they lead to.
 func New(workdir string, allow, deny []string) (*Resolver, error) {
@@ -58,12 +53,16 @@ func New(workdir string, allow, deny []string) (*Resolver, error) {
 	for _, d := range deny {
 		name := !strings.Contains(d, "/") && d != "." && d != ".." && d != "~"
 		if name || strings.ContainsAny(d, "*?[{") {
-			if !doublestar.ValidatePattern(d) {
-				return nil, fmt.Errorf("deny pattern %q is not a valid glob", d)
-			}
-			r.patterns = append(r.patterns, filepath.ToSlash(d))
+			pats := []string{filepath.ToSlash(d)}
 			if real := realPattern(workdir, d); real != "" {
-				r.patterns = append(r.patterns, real)
+				pats = append(pats, real)
+			}
+			for _, pat := range pats {
+				g, err := glob.Compile(pat, glob.Extended)
+				if err != nil {
+					return nil, fmt.Errorf("deny pattern %q is not a valid glob: %v", d, err)
+				}
+				r.patterns = append(r.patterns, denyPattern{text: pat, glob: g})
 			}
 			continue
 		}
@@ -78,6 +77,12 @@ func New(workdir string, allow, deny []string) (*Resolver, error) {
 		r.bases = append(r.bases, canon)
 	}
 	return r, nil
+}
+
+// denyPattern is a --deny-dir glob, as given and compiled.
+type denyPattern struct {
+	text string
+	glob *glob.Glob
 }
 
 // realPattern returns pat with its literal leading directories (those before the first
@@ -115,7 +120,11 @@ func (r *Resolver) Confined() bool { return len(r.roots) > 0 }
 
 // DenyRules returns the deny rules in force, for telling the model what is hidden.
 func (r *Resolver) DenyRules() []string {
-	return append(append([]string(nil), r.denyDirs...), r.patterns...)
+	rules := append([]string(nil), r.denyDirs...)
+	for _, p := range r.patterns {
+		rules = append(rules, p.text)
+	}
+	return rules
 }
 
 // Resolve returns the real absolute path that path (relative paths are taken against cwd)
@@ -212,13 +221,13 @@ func (r *Resolver) denied(p string) bool {
 		}
 	}
 	for _, pat := range r.patterns {
-		if strings.HasPrefix(pat, "/") {
-			if matchPrefixes(pat, slash) {
+		if strings.HasPrefix(pat.text, "/") {
+			if matchPrefixes(pat.glob, strings.TrimPrefix(slash, "/")) {
 				return true
 			}
 			continue
 		}
-		if !strings.Contains(pat, "/") {
+		if !strings.Contains(pat.text, "/") {
 			// A bare name pattern matches any component below the workdir or a root (any
 			// component at all for paths elsewhere), as in .gitignore.
 			within := slash
@@ -226,29 +235,29 @@ func (r *Resolver) denied(p string) bool {
 				within = rels[0]
 			}
 			for _, part := range strings.Split(within, "/") {
-				if ok, _ := doublestar.Match(pat, part); ok && part != "" {
+				if part != "" && pat.glob.Match(part) {
 					return true
 				}
 			}
 			continue
 		}
 		for _, rel := range rels {
-			if matchPrefixes(pat, rel) {
+			if matchPrefixes(pat.glob, rel) {
 				return true
 			}
 		}
-		if strings.HasPrefix(pat, "**/") && matchPrefixes(pat, strings.TrimPrefix(slash, "/")) {
+		if strings.HasPrefix(pat.text, "**/") && matchPrefixes(pat.glob, strings.TrimPrefix(slash, "/")) {
 			return true
 		}
 	}
 	return false
 }
 
-// matchPrefixes matches pat against p and each of its parent directories, so a pattern that
-// names a directory hides everything inside it.
-func matchPrefixes(pat, p string) bool {
+// matchPrefixes matches g against the relative path p and each of its parent directories,
+// so a pattern that names a directory hides everything inside it.
+func matchPrefixes(g *glob.Glob, p string) bool {
 	for {
-		if ok, _ := doublestar.Match(pat, p); ok {
+		if g.Match(p) {
 			return true
 		}
 		i := strings.LastIndexByte(p, '/')

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mjkoo/boris/internal/glob"
 )
 
 // EntryType selects what [Find] lists.
@@ -25,7 +27,7 @@ const (
 // FindOptions configure [Find].
 type FindOptions struct {
 	Filter
-	// Pattern is a glob (see [Glob]) matched against paths relative to the root; braces
+	// Pattern is a glob (see [glob.Glob]) matched against paths relative to the root; braces
 	// list alternatives. A pattern without a slash matches names at any depth.
 	Pattern string
 	Type    EntryType
@@ -54,7 +56,7 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 	if pattern == "" {
 		return nil, fmt.Errorf("%w: %v", ErrPattern, errEmptyPattern)
 	}
-	g, err := CompileGlob(pattern, true)
+	g, err := glob.Compile(pattern, glob.Extended)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPattern, err)
 	}
@@ -128,13 +130,15 @@ func (e *RootError) Is(target error) bool { return target == ErrRoot }
 // match only below the directory searched.
 var ErrUpward = errors.New("the pattern goes through '..'")
 
+var errEmptyPattern = errors.New("pattern is empty")
+
 // SplitPattern returns the directory a find with pattern searches, given the directory
 // dir asked for, and the pattern to match below it. An absolute pattern carries its own
 // directory, the segments before its first glob character, in place of dir; a relative
 // one is returned as it is. A pattern that climbs with '..' is refused with [ErrUpward].
 func SplitPattern(dir, pattern string) (string, string, error) {
 	if filepath.IsAbs(pattern) {
-		prefix, rest := LiteralPrefix(strings.TrimPrefix(pattern, "/"))
+		prefix, rest := glob.LiteralPrefix(strings.TrimPrefix(pattern, "/"))
 		dir, pattern = "/"+prefix, rest
 		if !strings.Contains(rest, "/") {
 			pattern = "./" + rest // the name is at the top of dir, not at any depth
@@ -160,7 +164,7 @@ func cleanPattern(p string) string {
 // scope; otherwise root. Naming a directory this way searches it as if it were the root
 // given, even when it is hidden or ignored.
 func startDir(scope Scope, root, pattern string) string {
-	prefix, _ := LiteralPrefix(pattern)
+	prefix, _ := glob.LiteralPrefix(pattern)
 	if prefix == "" {
 		return root
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/glob"
 )
 
 // maxIgnoreFile bounds how much of one .gitignore or .ignore file is read.
@@ -19,7 +21,7 @@ var ignoreFiles = []string{".gitignore", ".ignore"}
 
 // ignoreRule is one line of a .gitignore file.
 type ignoreRule struct {
-	glob    *Glob
+	pattern *glob.Glob
 	negate  bool // '!pattern' re-includes
 	dirOnly bool // 'pattern/' matches directories only
 }
@@ -66,18 +68,12 @@ func parseIgnoreLine(line string) (ignoreRule, bool) {
 		return ignoreRule{}, false
 	}
 	// A slash at the start or in the middle anchors the pattern; without one it
-	// matches a name at any depth, which is what Glob does for slash-free patterns.
-	anchored := strings.Contains(line, "/")
-	g, err := CompileGlob(line, false)
+	// matches a name at any depth, which is what a glob does for slash-free patterns.
+	g, err := glob.Compile(line, glob.Gitignore)
 	if err != nil {
 		return ignoreRule{}, false // git ignores patterns it cannot parse, too
 	}
-	if anchored {
-		for i := range g.alts {
-			g.alts[i].strictTail = true
-		}
-	}
-	r.glob = g
+	r.pattern = g
 	return r, true
 }
 
@@ -99,7 +95,7 @@ func (s *ignoreSet) match(rel string, isDir bool) (ignored, decided bool) {
 		if r.dirOnly && !isDir {
 			continue
 		}
-		if r.glob.Match(rel) {
+		if r.pattern.Match(rel) {
 			return !r.negate, true
 		}
 	}

@@ -2,7 +2,7 @@ package search
 
 import (
 	"bytes"
-	"path"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,73 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-func TestGlobMatch(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		pattern string
-		path    string
-		want    bool
-	}{
-		{"*.go", "main.go", true},
-		{"*.go", "a/b/main.go", true},
-		{"*.go", "a/b/main.goo", false},
-		{"./*.go", "a/main.go", false},
-		{"./*.go", "main.go", true},
-		{"**/*.go", "main.go", true},
-		{"**/*.go", "a/b/c.go", true},
-		{"src/**/test_*.py", "src/test_a.py", true},
-		{"src/**/test_*.py", "src/x/y/test_a.py", true},
-		{"src/**/test_*.py", "lib/src/test_a.py", false},
-		{"*.{ts,tsx}", "web/a.tsx", true},
-		{"*.{ts,tsx}", "web/a.js", false},
-		{"{a,b/{c,d}}/*.go", "b/d/x.go", true},
-		{"a/**", "a/b/c", true},
-		{"a/**/b", "a/b", true},
-		{"a/*/b", "a/x/y/b", false},
-		{"[!a]*.go", "b.go", true},
-		{"[!a]*.go", "a.go", false},
-		{"[^a]*.go", "a.go", false},
-		{`\*.go`, "*.go", true},
-		{`\*.go`, "x.go", false},
-		{"Makefile", "sub/Makefile", true},
-		{"a?c", "abc", true},
-		{"a?c", "a/c", false},
-		{"/top.txt", "top.txt", true},
-		{"/top.txt", "sub/top.txt", false},
-	}
-	for _, tc := range tests {
-		g, err := CompileGlob(tc.pattern, true)
-		if err != nil {
-			t.Fatalf("CompileGlob(%q): %v", tc.pattern, err)
-		}
-		if got := g.Match(tc.path); got != tc.want {
-			t.Errorf("Glob(%q).Match(%q) = %v, want %v", tc.pattern, tc.path, got, tc.want)
-		}
-	}
-	for _, bad := range []string{"[a", "{a,b", "a}", "."} {
-		if _, err := CompileGlob(bad, true); err == nil {
-			t.Errorf("CompileGlob(%q) succeeded, want an error", bad)
-		}
-	}
-}
-
-func TestLiteralPrefix(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, prefix, rest string }{
-		{"src/pkg/**/*.go", "src/pkg", "**/*.go"},
-		{"./src/*.go", "src", "*.go"},
-		{"*.go", "", "*.go"},
-		{"**/x", "", "**/x"},
-		{"a/b", "a", "b"},
-		{"../x/*.go", "", "../x/*.go"},
-	} {
-		p, r := LiteralPrefix(tc.in)
-		if p != tc.prefix || r != tc.rest {
-			t.Errorf("LiteralPrefix(%q) = %q, %q; want %q, %q", tc.in, p, r, tc.prefix, tc.rest)
-		}
-	}
-}
 
 func TestIgnoreRules(t *testing.T) {
 	t.Parallel()
@@ -221,36 +154,6 @@ func FuzzMatchLines(f *testing.F) {
 		buf := []byte(text)
 		if got, want := fastLines(m, buf), naiveLines(m, buf); !slices.Equal(got, want) {
 			t.Errorf("pattern %q fold=%v text %q: lines %v, want %v (lits %v exact %v)", pattern, fold, text, got, want, m.lits, m.exact)
-		}
-	})
-}
-
-// FuzzGlob checks Glob against path.Match, which agrees with it on slash-containing
-// patterns without '**' or braces, and checks that no pattern or path panics.
-func FuzzGlob(f *testing.F) {
-	f.Add("a/*.go", "a/b.go")
-	f.Add("src/[!x]?/*", "src/ab/c")
-	f.Add("**/x", "a/b/x")
-	f.Add("a/{b,c}", "a/c")
-	f.Fuzz(func(t *testing.T, pattern, name string) {
-		for _, braces := range []bool{false, true} {
-			g, err := CompileGlob(pattern, braces)
-			if err != nil {
-				continue
-			}
-			got := g.Match(name)
-			if !strings.Contains(pattern, "/") || strings.Contains(pattern, "**") || strings.ContainsAny(pattern, "{}") ||
-				strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, "./") || strings.HasSuffix(pattern, "/") ||
-				strings.Contains(pattern, "[!") || strings.Contains(pattern, `\`) || strings.Contains(pattern, "/./") {
-				continue
-			}
-			want, err := path.Match(pattern, name)
-			if err != nil {
-				continue
-			}
-			if got != want {
-				t.Errorf("Glob(%q).Match(%q) = %v, path.Match says %v", pattern, name, got, want)
-			}
 		}
 	})
 }
@@ -469,6 +372,24 @@ func TestQuotePattern(t *testing.T) {
 	for _, tt := range tests {
 		if got := QuotePattern(tt.in); got != tt.want {
 			t.Errorf("%s: QuotePattern(%q) = %s, want %s", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSplitPattern(t *testing.T) {
+	for _, c := range []struct {
+		dir, pattern, wantDir, wantPattern string
+		err                                error
+	}{
+		{"src", "**/*.go", "src", "**/*.go", nil},
+		{"", "/usr/lib/**/*.so", "/usr/lib", "**/*.so", nil},
+		{"ignored", "/etc/*.conf", "/etc", "./*.conf", nil},
+		{"", "../**/*.go", "", "", ErrUpward},
+		{"", "/a/../b/*.go", "", "", ErrUpward},
+	} {
+		dir, pattern, err := SplitPattern(c.dir, c.pattern)
+		if !errors.Is(err, c.err) || dir != c.wantDir || pattern != c.wantPattern {
+			t.Errorf("SplitPattern(%q, %q) = %q, %q, %v; want %q, %q, %v", c.dir, c.pattern, dir, pattern, err, c.wantDir, c.wantPattern, c.err)
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/glob"
 )
 
 // Scope decides which paths may appear in results; [pathscope.Resolver] implements it.
@@ -38,7 +40,7 @@ type Filter struct {
 	// node_modules directories, which are otherwise skipped as editors skip them
 	// (unless the search starts inside one).
 	NoIgnore bool
-	Globs    []string // file globs; a leading '!' excludes (see [Glob])
+	Globs    []string // file globs; a leading '!' excludes (see [glob.Glob])
 	Types    []string // file type names from [Types]
 	// MaxFileSize is the largest file searched; 0 means no limit.
 	MaxFileSize int64
@@ -145,8 +147,8 @@ type walker struct {
 	root     string // the search root, for relative paths
 	scope    Scope
 	filter   *Filter
-	include  []*Glob
-	exclude  []*Glob
+	include  []*glob.Glob
+	exclude  []*glob.Glob
 	visit    visitFunc
 	dirs     bool // visit directories too
 	inline   bool // visit files while reading their directory instead of queueing them
@@ -173,7 +175,7 @@ func newWalker(ctx context.Context, root string, scope Scope, f *Filter, visit v
 		if g == "" {
 			continue
 		}
-		cg, err := CompileGlob(g, true)
+		cg, err := glob.Compile(g, glob.Extended)
 		if err != nil {
 			return nil, fmt.Errorf("%w: glob %q: %v", ErrFilter, g, err)
 		}
@@ -189,7 +191,7 @@ func newWalker(ctx context.Context, root string, scope Scope, f *Filter, visit v
 			return nil, fmt.Errorf("%w: unknown type %q; known types: %s", ErrFilter, t, strings.Join(TypeNames(), ", "))
 		}
 		for _, g := range globs {
-			cg, err := CompileGlob(g, true)
+			cg, err := glob.Compile(g, glob.Extended)
 			if err != nil {
 				return nil, err
 			}

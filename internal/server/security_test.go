@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/testutil"
 	"github.com/mjkoo/boris/internal/watch"
 )
 
@@ -116,7 +117,7 @@ func TestWatchCarriesNoCredential(t *testing.T) {
 func TestWatchKeyWhenConfined(t *testing.T) {
 	t.Parallel()
 	if confine.KernelABI() < 1 {
-		t.Skip("no Landlock")
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock")
 	}
 	cfg := newConfig(t)
 	cfg.AllowDirs = []string{cfg.Workdir}
@@ -224,7 +225,7 @@ func TestStreamsBounded(t *testing.T) {
 func TestTokenFileReadableWarned(t *testing.T) {
 	t.Parallel()
 	if confine.KernelABI() < 1 {
-		t.Skip("no Landlock")
+		testutil.Missing(t, "BORIS_REQUIRE_LANDLOCK", "no Landlock")
 	}
 	for _, c := range []struct {
 		dir  string

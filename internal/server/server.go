@@ -1,5 +1,3 @@
-// Package server runs Boris's MCP server over STDIO or streamable HTTP, giving every client
-// session its own state and freeing that state, processes included, when the session ends.
 package server
 
 import (
@@ -63,6 +61,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		if err := shell.AdoptOrphans(); err != nil {
 			log.Warn("cannot reap orphaned processes", "err", err)
 		}
+		shell.LimitProcesses(cfg.MaxProcesses)
 	}
 	s := &Server{
 		cfg:    cfg,
@@ -312,6 +311,8 @@ func (f floor) Handle(ctx context.Context, r slog.Record) error {
 	return f.Handler.Handle(ctx, r)
 }
 
+// floor is a slog.Handler under the SDK's logger that drops records below min, so that
+// the SDK's per-connection lines stay out of the log unless debugging.
 type floor struct {
 	slog.Handler
 	min slog.Level

@@ -18,7 +18,8 @@ const (
 
 // lineFilter hands the client's messages to the SDK a line at a time, and answers itself
 // the lines that are not JSON-RPC messages: the SDK's STDIO connection ends the session
-// at the first such line, so one stray line from a client would take the server down.
+// at the first such line, so one stray line from a client would take the server down
+// (https://github.com/modelcontextprotocol/go-sdk/issues/1209).
 type lineFilter struct {
 	r      io.Reader
 	accept func(requests int)                             // a line went through

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
+	"github.com/mjkoo/boris/internal/term"
 )
 
 // Why a command was stopped, as [Ran]'s Stopped holds it. A caller may stop a command for
@@ -39,6 +42,9 @@ type Command struct {
 	OnOutput shell.OutputFunc
 	// Hint says how to read output the result leaves out.
 	Hint shell.Hint
+	// TTY, if set, runs the command in a pseudo-terminal of this size, with TERM set to
+	// the terminal's type ([Session.RunTTY]).
+	TTY *shell.TTYSize
 	// Budget is how many characters of output the result shows, stdout and stderr
 	// together (see [shell.Split]); 0 means [shell.DefaultBudget].
 	Budget int
@@ -155,9 +161,13 @@ func (s *Session) command(c Command) (shell.Command, *Moved, error) {
 	if err != nil {
 		return shell.Command{}, nil, err
 	}
-	return shell.Command{Shell: c.Shell, Script: c.Script, Dir: dir, Env: s.Env(), StateDir: spill,
+	env := s.Env()
+	if c.TTY != nil {
+		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") }), "TERM="+term.TERM)
+	}
+	return shell.Command{Shell: c.Shell, Script: c.Script, Dir: dir, Env: env, StateDir: spill,
 		Mark: s.Tasks.NewMark(), Grace: c.Grace, Drain: c.Drain, MaxSpillFile: c.MaxSpillFile,
-		OnOutput: c.OnOutput, Launch: launch}, moved, nil
+		OnOutput: c.OnOutput, Launch: launch, TTY: c.TTY}, moved, nil
 }
 
 // unusableDir says why a command cannot start in dir, or returns "".

@@ -5,7 +5,6 @@ package shell
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +44,13 @@ type family struct {
 	shell   int    // the shell's pid, once started
 	start   uint64 // boot time, in clock ticks, just before the shell started
 
+	// pids is the cgroup whose pids.max bounds the family: cg, or one in a cgroup v1 pids
+	// hierarchy, which the shell joins through pidsFD (limit_linux.go); "" for none.
+	pids   string
+	pidsFD int
+	limit  int64       // its pids.max
+	hit    atomic.Bool // it hit its limit, and was killed for it
+
 	// Tracked in /proc when there is no cgroup; guarded by registry.mu.
 	known map[int]uint64 // pid -> start time of the processes seen to be members
 	end   uint64         // when the family was first seen empty with its shell gone; 0 while open
@@ -59,6 +65,7 @@ var registry struct {
 	// for an orphan, nor its exit status reaped by anyone but its Process.
 	spawn    sync.RWMutex
 	scanning bool // the rescanning goroutine runs
+	watching bool // the goroutine watching pids limits runs
 }
 
 // cgroupsOff disables cgroups for new commands; see [UseCgroups].
@@ -87,10 +94,11 @@ var cgroupBase = sync.OnceValue(func() string {
 	if own == "" || strings.Contains(own, "(deleted)") {
 		return ""
 	}
-	removeStale(filepath.Join(mount, own))
-	dir := filepath.Join(mount, own, "boris-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return ""
+	endStale(filepath.Join(mount, own))
+	me, _ := readStat(os.Getpid())
+	dir := filepath.Join(mount, own, baseName(me))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "" // even one of this name left by an earlier Boris is not ours to use
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
 		_ = os.Remove(dir)
@@ -99,23 +107,65 @@ var cgroupBase = sync.OnceValue(func() string {
 	return dir
 })
 
-// removeStale removes the empty cgroups left in parent by Boris processes that are gone.
-func removeStale(parent string) {
+// baseName names the cgroup of a Boris process's commands: by pid and start time, so
+// that a later Boris can tell that the one which made it is gone, whatever else has
+// its pid since.
+func baseName(st procStat) string {
+	return "boris-" + strconv.Itoa(st.pid) + "-" + strconv.FormatUint(st.start, 10)
+}
+
+// endStale ends what Boris processes that are gone (SIGKILLed, say) left running in their
+// cgroups in parent, and removes the cgroups. The cgroups of a Boris that still runs are
+// never touched: its pid and start time are those its cgroup's name holds.
+func endStale(parent string) {
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {
-		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "boris-"))
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "boris-") || err != nil || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue
+		if e.IsDir() && stale(e.Name()) {
+			endCgroup(filepath.Join(parent, e.Name()))
 		}
-		dir := filepath.Join(parent, e.Name())
-		subs, _ := os.ReadDir(dir)
-		for _, sub := range subs {
-			if sub.IsDir() {
-				_ = os.Remove(filepath.Join(dir, sub.Name())) // fails while anything runs in it
-			}
-		}
-		_ = os.Remove(dir)
 	}
+}
+
+// stale reports whether name is the commands' cgroup of a Boris process that is gone:
+// boris-PID-START, or boris-PID as earlier versions named it.
+func stale(name string) bool {
+	rest, ok := strings.CutPrefix(name, "boris-")
+	if !ok {
+		return false
+	}
+	pidText, startText, withStart := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	st, running := readStat(pid)
+	if !withStart {
+		return !running && syscall.Kill(pid, 0) == syscall.ESRCH
+	}
+	start, err := strconv.ParseUint(startText, 10, 64)
+	return err == nil && (!running || st.zombie || st.start != start)
+}
+
+// endCgroup kills every process in cgroup dir and its descendants, and removes them.
+func endCgroup(dir string) {
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	// The kill is sent at once; the processes take a moment to exit.
+	for end := time.Now().Add(2 * time.Second); populated(dir) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	subs, _ := os.ReadDir(dir)
+	for _, sub := range subs {
+		if sub.IsDir() {
+			_ = os.Remove(filepath.Join(dir, sub.Name()))
+		}
+	}
+	_ = os.Remove(dir)
+}
+
+// populated reports whether a process runs in cgroup dir or beneath it.
+func populated(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	return err == nil && strings.Contains(string(b), "populated 1")
 }
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
@@ -153,18 +203,19 @@ var spawned atomic.Bool
 // newFamily prepares the family of a command about to start. Its cgroup, if it gets one,
 // is set in sys so that the shell starts in it; or, when the shell is to move itself
 // there ([Command.Launch]), opened for that.
-func newFamily(sys *syscall.SysProcAttr, moves bool) *family {
+func newFamily(sys *syscall.SysProcAttr, launched bool) *family {
 	spawned.Store(true)
-	f := &family{cgFD: -1, procsFD: -1, start: bootTicks()}
+	f := &family{cgFD: -1, procsFD: -1, pidsFD: -1, start: bootTicks()}
 	if !cgroupsUsable() {
 		return f
 	}
-	dir := filepath.Join(cgroupBase(), "cmd-"+strconv.FormatInt(cgroupSeq.Add(1), 10))
+	name := "cmd-" + strconv.FormatInt(cgroupSeq.Add(1), 10)
+	dir := filepath.Join(cgroupBase(), name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return f
 	}
 	var err error
-	if moves {
+	if launched {
 		f.procsFD, err = unix.Open(filepath.Join(dir, "cgroup.procs"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	} else {
 		f.cgFD, err = unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -176,23 +227,28 @@ func newFamily(sys *syscall.SysProcAttr, moves bool) *family {
 		return f
 	}
 	f.cg = dir
+	f.limitPids(name)
 	return f
 }
 
 // cgroupsUsable reports whether commands started now get cgroups of their own.
 func cgroupsUsable() bool { return cgroupBase() != "" && !cgroupsOff.Load() }
 
-// mover returns the descriptor through which the shell moves itself into its cgroup: the
-// cgroup's cgroup.procs, or, when it has none, one on which the move does nothing.
-func (f *family) mover() (uintptr, error) {
-	if f.procsFD >= 0 {
-		return uintptr(f.procsFD), nil
-	}
+// movers returns the descriptors through which the shell moves itself into its cgroups
+// ([moveLine]): its cgroup's cgroup.procs, then its v1 pids cgroup's; where it has none,
+// or starts in it, one on which the move does nothing.
+func (f *family) movers() ([]uintptr, error) {
 	null, err := openDevNullW()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return null.Fd(), nil
+	fds := []uintptr{null.Fd(), null.Fd()}
+	for i, fd := range []int{f.procsFD, f.pidsFD} {
+		if fd >= 0 {
+			fds[i] = uintptr(fd)
+		}
+	}
+	return fds, nil
 }
 
 var openDevNullW = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_WRONLY, 0) })
@@ -224,6 +280,7 @@ func (f *family) failed() {
 func (f *family) discard() {
 	closeFD(&f.cgFD)
 	closeFD(&f.procsFD)
+	f.removePids()
 	if f.cg != "" {
 		_ = os.Remove(f.cg)
 	}
@@ -233,12 +290,17 @@ func (f *family) discard() {
 func (f *family) started(pid int) {
 	closeFD(&f.cgFD)
 	closeFD(&f.procsFD)
+	closeFD(&f.pidsFD)
 	f.shell = pid
 	registry.mu.Lock()
 	if registry.families == nil {
 		registry.families = make(map[*family]bool)
 	}
 	registry.families[f] = true
+	if f.pids != "" && !registry.watching {
+		registry.watching = true
+		go watchLimits()
+	}
 	if f.cg == "" {
 		f.known = map[int]uint64{pid: 0}
 		if !registry.scanning {
@@ -283,6 +345,7 @@ func (f *family) release() {
 	if f.cg != "" {
 		_ = os.Remove(f.cg) // fails if something still runs in it: StopAll has the last word
 	}
+	f.removePids()
 }
 
 // members returns the running processes of the family, the shell included while it
@@ -426,6 +489,11 @@ func isShell(pid int) bool {
 func scan() {
 	registry.spawn.Lock() // no shell is between fork and registration meanwhile
 	defer registry.spawn.Unlock()
+	scanLocked()
+}
+
+// scanLocked is [scan], with registry.spawn held.
+func scanLocked() {
 	procs := readAll()
 	c := census{byPID: make(map[int]procStat, len(procs)), owners: make(map[int][]*family), shells: make(map[int]bool)}
 	for _, p := range procs {
@@ -578,8 +646,8 @@ func bootTicks() uint64 {
 const clockTicks = 100
 
 // StopAll ends every process any command started that is still running: SIGTERM, then
-// SIGKILL after grace; with it, Boris's orphans in sessions of their own. It is the last
-// step of a shutdown.
+// SIGKILL after grace; with them, every process below Boris outside its own session,
+// however it got away (see [StopStrays]). It is the last step of a shutdown.
 func StopAll(grace time.Duration) {
 	if !spawned.Load() {
 		return // a server that never ran a command stops at once, scanning nothing
@@ -590,19 +658,6 @@ func StopAll(grace time.Duration) {
 		fams = append(fams, f)
 	}
 	registry.mu.Unlock()
-	orphans := func() []int {
-		var pids []int
-		for _, p := range readAll() {
-			if p.ppid == self && p.sid != mySession && !isShell(p.pid) {
-				if p.zombie {
-					reapOrphan(p)
-				} else {
-					pids = append(pids, p.pid)
-				}
-			}
-		}
-		return pids
-	}
 	signal := func(sig syscall.Signal) bool {
 		any := false
 		for _, f := range fams {
@@ -610,31 +665,159 @@ func StopAll(grace time.Duration) {
 				any = true
 			}
 		}
-		for _, pid := range orphans() {
+		// The whole tree at once: a chain of processes that ignore SIGTERM, each the
+		// parent of the next, would otherwise lose one level per round.
+		for _, pid := range strays(0, true) {
 			_ = syscall.Kill(pid, sig)
 			any = true
 		}
 		return any
 	}
-	deadline := time.Now().Add(grace)
-	for signal(syscall.SIGTERM) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	killRounds(grace, signal, func() {
 		for _, f := range fams {
 			f.kill()
 		}
-		if !signal(syscall.SIGKILL) {
-			break
-		}
-	}
+	})
 	for _, f := range fams {
 		f.release()
+	}
+	if tree := pidsBase(); tree.v1 {
+		_ = os.Remove(tree.base)
 	}
 	if base := cgroupBase(); base != "" {
 		_ = os.Remove(base)
 	}
 }
+
+// killRounds sends SIGTERM through signal until it finds nothing or grace has passed, then
+// kill and SIGKILL until nothing is left, for at most two seconds.
+func killRounds(grace time.Duration, signal func(syscall.Signal) bool, kill func()) {
+	// A round reads all of /proc: later ones are spaced out, as most processes end at once.
+	began := time.Now()
+	for signal(syscall.SIGTERM) && time.Since(began) < grace {
+		time.Sleep(min(20*time.Millisecond+time.Since(began)/10, 250*time.Millisecond, max(grace-time.Since(began), 0)))
+	}
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		kill()
+		if !signal(syscall.SIGKILL) {
+			break
+		}
+	}
+}
+
+// StopStrays ends the strays that started since the given time: SIGTERM, then SIGKILL
+// after grace. A stray is a process below Boris, outside its session, that no command
+// holds any more: it left its command's cgroup (which only root can do) and the
+// command's process tree, and cleared its mark. Boris, the subreaper, still sees it in
+// its own tree. A stray started while several sessions ran counts as each one's: it ends
+// with the first of them to close. Call it once a session's commands are stopped.
+func StopStrays(since time.Time, grace time.Duration) {
+	if !spawned.Load() {
+		return
+	}
+	ticks := uint64(time.Since(since) * clockTicks / time.Second)
+	start := bootTicks() - min(ticks, bootTicks())
+	signal := func(sig syscall.Signal) bool {
+		pids := strays(start, false)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, sig)
+		}
+		return len(pids) > 0
+	}
+	killRounds(grace, signal, func() {})
+}
+
+// strays returns the running processes below Boris outside its own session: with all,
+// every one; else only those no registered family holds (as a member of its cgroup, or
+// known to it through /proc, or below such a member) whose oldest ancestor below Boris
+// started at or after since. Zombie orphans are reaped.
+func strays(since uint64, all bool) []int {
+	// No shell is between fork and registration meanwhile, where it would look a stray.
+	registry.spawn.Lock()
+	defer registry.spawn.Unlock()
+	var held map[int]bool
+	if !all {
+		scanLocked() // so that a family tracked through /proc knows its newest members
+		held = heldPIDs()
+	}
+	type node struct {
+		root uint64 // the start time of its ancestor that is Boris's child
+		held bool
+	}
+	nodes := make(map[int]node)
+	var pids []int
+	for _, p := range readAll() { // oldest first: a parent comes before its children
+		if p.zombie {
+			reapOrphan(p)
+			continue
+		}
+		n, ok := nodes[p.ppid]
+		switch {
+		case p.ppid == self && p.sid != mySession:
+			n = node{root: p.start}
+		case !ok:
+			continue
+		}
+		if !all && !n.held {
+			n.held = held[p.pid] || inBase(p.pid)
+		}
+		nodes[p.pid] = n
+		if all || !n.held && n.root+1 >= since {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids
+}
+
+// heldPIDs returns the processes the registered families tracked through /proc know.
+func heldPIDs() map[int]bool {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	held := make(map[int]bool)
+	for f := range registry.families {
+		held[f.shell] = true
+		for pid := range f.known {
+			held[pid] = true
+		}
+	}
+	return held
+}
+
+// inBase reports whether pid is in a cgroup beneath Boris's own for commands.
+func inBase(pid int) bool {
+	rel := baseRel()
+	if rel == "" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if cg, ok := strings.CutPrefix(line, "0::"); ok {
+			return cg == rel || strings.HasPrefix(cg, rel+"/")
+		}
+	}
+	return false
+}
+
+// baseRel is [cgroupBase] as /proc/PID/cgroup names it, or "".
+var baseRel = sync.OnceValue(func() string {
+	base, mount := cgroupBase(), cgroup2Mount()
+	if base == "" || mount == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(mount, base)
+	if err != nil {
+		return ""
+	}
+	return "/" + rel
+})
+
+// EndLeftovers ends what earlier Boris processes that are gone (SIGKILLed, say) left
+// running in their commands' cgroups beside this one's, and makes this one's. Without
+// it, that happens before the first command.
+func EndLeftovers() { cgroupBase() }
 
 // CgroupsAvailable reports whether commands can be put in cgroups of their own here.
 func CgroupsAvailable() bool { return cgroupBase() != "" }

@@ -1,10 +1,12 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mjkoo/boris/internal/testutil"
 )
@@ -39,5 +41,41 @@ func TestLaunchedShellMovesIntoItsCgroup(t *testing.T) {
 				t.Errorf("%s, %s: exit %d, stderr %q, stdout:\n%s", sh, name, res.ExitCode, p.Stderr.Text(DefaultBudget, nil).Text, out)
 			}
 		}
+	}
+}
+
+// TestProcessLimit: a command that tries to have more processes than its limit is killed
+// with everything it started, whether it waits for them or has returned and left them
+// running, and its result says so. Not parallel: the limit is the process's.
+func TestProcessLimit(t *testing.T) {
+	if !cgroupsUsable() || pidsBase().base == "" {
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "no pids cgroup for each command here")
+	}
+	LimitProcesses(20)
+	defer LimitProcesses(0)
+	for name, script := range map[string]string{
+		"waiting":  "for i in $(seq 40); do sleep 300 & done; wait",
+		"returned": "(for i in $(seq 40); do sleep 300 & done; wait) >/dev/null 2>&1 &",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), testutil.Within)
+			defer cancel()
+			p, res, err := Run(ctx, command(t, "/bin/bash", script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if name == "waiting" && res.ProcessLimit != 20 {
+				t.Errorf("ProcessLimit = %d, want 20 (exit %d, stderr %q)", res.ProcessLimit, res.ExitCode, p.Stderr.Text(DefaultBudget, nil).Text)
+			}
+			// What it left running hits the limit later, and is killed then.
+			deadline := time.Now().Add(testutil.Within)
+			for !p.Done() && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !p.Done() {
+				t.Errorf("processes of the command still run %v after it hit its limit", testutil.Within)
+			}
+		})
 	}
 }

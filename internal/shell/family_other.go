@@ -13,7 +13,7 @@ import (
 type family struct{}
 
 func newFamily(*syscall.SysProcAttr, bool) *family        { return &family{} }
-func (f *family) mover() (uintptr, error)                 { return 0, errors.New("no cgroups here") }
+func (f *family) movers() ([]uintptr, error)              { return nil, errors.New("no cgroups here") }
 func (f *family) spawning()                               {}
 func (f *family) failed()                                 {}
 func (f *family) discard()                                {}
@@ -21,6 +21,7 @@ func (f *family) started(int)                             {}
 func (f *family) withoutCgroup(*syscall.SysProcAttr) bool { return false }
 func (f *family) release()                                {}
 func (f *family) alive() bool                             { return false }
+func (f *family) members() []int                          { return nil }
 func (f *family) signal(syscall.Signal) bool              { return false }
 func (f *family) kill()                                   {}
 
@@ -35,3 +36,21 @@ func CgroupsAvailable() bool { return false }
 // StopAll does nothing more than the sessions did: without a subreaper, orphans are not
 // Boris's.
 func StopAll(time.Duration) {}
+
+// StopStrays does nothing: without a subreaper, strays are not Boris's.
+func StopStrays(time.Time, time.Duration) {}
+
+// EndLeftovers does nothing where there are no cgroups.
+func EndLeftovers() {}
+
+// LimitProcesses does nothing: there are no cgroups here, and no RLIMIT_NPROC is set.
+func LimitProcesses(int) {}
+
+// DefaultProcessLimit is 0: commands' processes are not limited here.
+func DefaultProcessLimit() int { return 0 }
+
+func joinsPidsV1() bool               { return false }
+func limitLine() string               { return "" }
+func (f *family) overLimit() bool     { return false }
+func (f *family) checkLimit() bool    { return false }
+func (f *family) processLimit() int64 { return 0 }

@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultBudget is how many characters of a command's output a result shows when not told
-// otherwise (seed D5); the result's two streams share it (see [Split]).
+// otherwise; the result's two streams share it (see [Split]).
 const DefaultBudget = 30_000
 
 // keepBytes is how much of a stream's start and end an [Output] holds in memory. It must be

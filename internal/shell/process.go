@@ -1,6 +1,3 @@
-// Package shell runs one command: in its own process group, with stdin at EOF, bounded
-// capture of its output, and the working directory and exported variables it ended with
-// learned out of band; it stops the whole group on cancel.
 package shell
 
 import (
@@ -24,7 +21,7 @@ import (
 
 // Defaults for [Command] fields left zero.
 const (
-	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL (seed D4)
+	DefaultGrace = 5 * time.Second        // SIGTERM to SIGKILL
 	DefaultDrain = 250 * time.Millisecond // pipes held open after the shell exits
 )
 
@@ -62,6 +59,10 @@ type Command struct {
 	// instead, before it runs anything, through a descriptor open on the cgroup's
 	// cgroup.procs.
 	Launch ForkExec
+	// TTY, if set, runs the command in a new pseudo-terminal of this size, as the
+	// terminal's session leader: stdin, stdout and stderr are the terminal, and what it
+	// prints arrives, merged, as Stdout. [Process.TTY] is the terminal's master side.
+	TTY *TTYSize
 }
 
 // ForkExec starts a process as syscall.ForkExec does.
@@ -90,16 +91,19 @@ func (f OutputFunc) on(s Stream) func([]byte) {
 type Process struct {
 	Stdout, Stderr *Output
 
-	pid    int
-	pgid   int
-	start  time.Time
-	report *os.File // the state report, written by the shell as it exits
-	grace  time.Duration
-	drain  time.Duration
-	env    []string // the environment it started with
-	mark   string   // its BORIS_RUN value, or ""
-	fam    *family  // every process it started
-	script string   // the file holding a long script, removed once the shell is done; or ""
+	pid     int
+	pgid    int
+	start   time.Time
+	report  *os.File // the state report, written by the shell as it exits
+	grace   time.Duration
+	drain   time.Duration
+	env     []string   // the environment it started with
+	mark    string     // its BORIS_RUN value, or ""
+	fam     *family    // every process it started
+	script  string     // the file holding a long script, removed once the shell is done; or ""
+	tty     *os.File   // the master side of the command's pseudo-terminal, or nil
+	ttyName string     // the name of its slave side
+	ttyMu   sync.Mutex // held to read the terminal's output, see FlushTTY
 
 	// The command's output and exit are watched with poll(2) from the goroutine in
 	// [Process.Wait] (see pump.go): no reader goroutines, no netpoller round trips.
@@ -141,6 +145,9 @@ type Result struct {
 	// Lingering reports that processes the command started are still running (for
 	// example `server &`); [Process.Close] ends them.
 	Lingering bool
+	// ProcessLimit is the limit on tasks (processes and threads) that the command hit, for
+	// which it was killed with everything it started; 0 if it hit none.
+	ProcessLimit int
 }
 
 // Run starts c and waits for it; see [Process.Wait].
@@ -156,7 +163,9 @@ func Run(ctx context.Context, c Command) (*Process, Result, error) {
 func Start(c Command) (*Process, error) {
 	c = c.withDefaults()
 	p := newProcess(c)
-	inv, err := wrap(c, c.Launch != nil && cgroupsUsable())
+	// The shell joins its cgroups by itself when it cannot be started in them.
+	moves := c.Launch != nil && cgroupsUsable() || joinsPidsV1()
+	inv, err := wrap(c, moves, limitLine())
 	if err != nil {
 		return nil, err
 	}
@@ -175,10 +184,18 @@ func Start(c Command) (*Process, error) {
 		}
 	}
 	writeEnds := [2]int{-1, -1}
-	err = p.openFDs(&writeEnds)
+	var slave *os.File
+	if c.TTY != nil {
+		slave, err = p.openTTY(*c.TTY)
+	} else {
+		err = p.openFDs(&writeEnds)
+	}
 	if err == nil {
 		// Stdin is /dev/null, never Boris's own stdin; fd 3 carries the state report.
 		files := []uintptr{devNull.Fd(), uintptr(writeEnds[0]), uintptr(writeEnds[1])}
+		if slave != nil {
+			files = []uintptr{slave.Fd(), slave.Fd(), slave.Fd()}
+		}
 		if p.report != nil {
 			files = append(files, p.report.Fd())
 		}
@@ -186,6 +203,9 @@ func Start(c Command) (*Process, error) {
 	}
 	closeFD(&writeEnds[0])
 	closeFD(&writeEnds[1])
+	if slave != nil {
+		_ = slave.Close()
+	}
 	if err != nil {
 		p.closeFDs()
 		if p.report != nil {
@@ -271,12 +291,15 @@ func (p *Process) spawn(c Command, inv invocation, files []uintptr) error {
 	// Its own session, so its own process group, and no controlling terminal: when Boris
 	// runs in a terminal, sudo, ssh and the like fail at once instead of prompting there.
 	sys := &syscall.SysProcAttr{Setsid: true}
+	if c.TTY != nil {
+		sys.Setctty, sys.Ctty = true, 0 // the terminal, as fd 0, becomes its controlling one
+	}
 	setPidFD(sys, &p.pidfd)
 	// Everything the command starts is tracked from the start, in a cgroup of its own
 	// where there is one (family_linux.go).
-	fam := newFamily(sys, inv.moves)
+	fam := newFamily(sys, c.Launch != nil)
 	if inv.moves {
-		mover, err := fam.mover()
+		movers, err := fam.movers()
 		if err != nil {
 			fam.discard()
 			return err
@@ -284,7 +307,7 @@ func (p *Process) spawn(c Command, inv invocation, files []uintptr) error {
 		for len(files) < 4 {
 			files = append(files, ^uintptr(0)) // closed: no report
 		}
-		files = append(files, mover)
+		files = append(files, movers...)
 	}
 	fam.spawning()
 	// syscall.ForkExec rather than os.StartProcess or exec.Cmd: the shell's exit is
@@ -335,6 +358,11 @@ func (p *Process) Wait(ctx context.Context) Result {
 	}
 	res := p.exitResult()
 	res.Stopped = stopped
+	if p.fam.checkLimit() {
+		// Killed, or being killed, for it: see that nothing of it is left.
+		res.ProcessLimit = int(p.fam.processLimit())
+		p.Stop()
+	}
 	reap(p.pgid)
 	res.Lingering = held || groupAlive(p.pgid) || p.fam.alive()
 	return res
@@ -422,6 +450,7 @@ func (p *Process) Stop() {
 			}
 			return group || family || len(escaped) > 0
 		}
+		p.hangUp()
 		if !signal(syscall.SIGTERM) {
 			return
 		}

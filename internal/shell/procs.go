@@ -35,6 +35,10 @@ func StopMarked(mark string, grace time.Duration) {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+		// A killed process takes a moment to exit: return once it has.
+		for deadline := time.Now().Add(time.Second); len(pids) > 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			pids = slices.DeleteFunc(pids, func(pid int) bool { return !running(pid) })
+		}
 	}
 }
 

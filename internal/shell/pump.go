@@ -70,6 +70,11 @@ func (p *Process) readPipe(fd int) {
 	if fd == p.pipes[1] {
 		i = 1
 	}
+	if p.tty != nil {
+		// FlushTTY reads the terminal too: one reader at a time keeps the output in order.
+		p.ttyMu.Lock()
+		defer p.ttyMu.Unlock()
+	}
 	bufp := buffers.Get().(*[]byte)
 	defer buffers.Put(bufp)
 	buf := *bufp
@@ -129,6 +134,9 @@ func (p *Process) closeFDs() {
 	closeFD(&p.pipes[0])
 	closeFD(&p.pipes[1])
 	closeFD(&p.pidfd)
+	if p.tty != nil {
+		_ = p.tty.Close()
+	}
 	p.fdMu.Lock()
 	if p.wakeW == p.wakeFD {
 		p.wakeW = -1

@@ -2,6 +2,8 @@ package shell
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +17,7 @@ const markVar = "BORIS_RUN"
 type invocation struct {
 	args, env []string
 	reported  bool   // the shell writes a state report on fd 3
-	moves     bool   // the shell moves itself into its cgroup first, through fd 4 (moveLine)
+	moves     bool   // the shell moves itself into its cgroups first, through fds 4 and 5 (moveLine)
 	script    string // a file holding the script, to remove once the shell is done; or ""
 }
 
@@ -38,10 +40,13 @@ const maxScriptArg = 64 << 10
 // BASH_ENV would not be honoured) the script is passed as an argument and run with eval
 // under the same trap.
 //
-// A shell that moves itself into its cgroup ([Command.Launch]) runs [moveLine] first: from
-// the BASH_ENV file, or in front of the eval. So a stateless script gets a BASH_ENV file
-// that only moves, or, where there can be none, is not run as stateless.
-func wrap(c Command, moves bool) (invocation, error) {
+// A shell that moves itself into its cgroups ([Command.Launch], or a v1 pids hierarchy)
+// runs [moveLine] first, and a shell limited by RLIMIT_NPROC its limit line: from the
+// BASH_ENV file, or in front of the eval. So a stateless script gets a BASH_ENV file that
+// only runs those, or, where there can be none, has them on its first line.
+//
+// limit, if not "", is a line the shell runs first too ([limitLine]).
+func wrap(c Command, moves bool, limit string) (invocation, error) {
 	inv := invocation{env: make([]string, 0, len(c.Env)+3), moves: moves}
 	for _, kv := range c.Env {
 		if !strings.HasPrefix(kv, "PWD=") && !strings.HasPrefix(kv, markVar+"=") {
@@ -62,21 +67,31 @@ func wrap(c Command, moves bool) (invocation, error) {
 		inv.script, run = f, []string{"--", f}
 	}
 	stateless := Stateless(c.Script, c.Env)
-	prefix := ""
+	var first []string
 	if moves {
-		prefix = moveLine + "; "
+		first = append(first, moveLine)
+	}
+	if limit != "" {
+		first = append(first, limit)
+	}
+	prefix := ""
+	if len(first) > 0 {
+		prefix = strings.Join(first, "; ") + "; "
 	}
 	switch {
-	case stateless && !moves:
+	case stateless && prefix == "":
 		inv.args = run
 	case useBashEnv(c):
-		name, text := initFile(stateless, moves)
+		name, text := initFile(stateless, first)
 		init := filepath.Join(c.StateDir, name)
 		if err := writeInit(init, text); err != nil {
 			removeScript(inv.script)
 			return invocation{}, err
 		}
 		inv.args, inv.env, inv.reported = run, append(inv.env, "BASH_ENV="+init), !stateless
+	case stateless && inv.script == "":
+		// On the script's first line, so that its line numbers and messages stay its own.
+		inv.args = []string{"-c", "--", prefix + c.Script}
 	case inv.script != "":
 		inv.args, inv.reported = []string{"-c", prefix + sourceWrapper, filepath.Base(c.Shell), inv.script}, true
 	default:
@@ -86,13 +101,24 @@ func wrap(c Command, moves bool) (invocation, error) {
 }
 
 // initFile returns the name and text of the BASH_ENV file for a script that is stateless
-// or not, run by a shell that moves itself into its cgroup or not.
-func initFile(stateless, moves bool) (name, text string) {
+// or not, run by a shell that runs the lines first before it (moving into its cgroups,
+// limiting its processes).
+func initFile(stateless bool, first []string) (name, text string) {
+	lines := ""
+	if len(first) > 0 {
+		lines = strings.Join(first, "\n") + "\n"
+	}
+	// Named after what it holds: the file is written once per state directory.
+	suffix := ""
+	if lines != "" {
+		sum := sha256.Sum256([]byte(lines))
+		suffix = "-" + hex.EncodeToString(sum[:4])
+	}
 	switch {
 	case stateless:
-		return "bash-move", "unset BASH_ENV\n" + moveLine + "\n"
-	case moves:
-		return "bash-env-move", "unset BASH_ENV\n" + moveLine + "\n" + strings.TrimPrefix(bashInit, "unset BASH_ENV\n")
+		return "bash-first" + suffix, "unset BASH_ENV\n" + lines
+	case lines != "":
+		return "bash-env" + suffix, "unset BASH_ENV\n" + lines + strings.TrimPrefix(bashInit, "unset BASH_ENV\n")
 	}
 	return "bash-env", bashInit
 }
@@ -121,10 +147,11 @@ func removeScript(path string) {
 }
 
 // moveLine moves the shell into its command's cgroup through fd 4, open on the cgroup's
-// cgroup.procs, and closes it, before anything else runs. Writing 0 there moves the
+// cgroup.procs, and into its v1 pids cgroup through fd 5 (either may be /dev/null), and
+// closes them, before anything else runs. Writing 0 there moves the
 // writer; Landlock checks files when they are opened, so a confined shell can use a
 // descriptor opened for it.
-const moveLine = `{ echo 0 2>&- >&4 && exec 4>&-; } || { echo "boris: the shell could not move into its command's cgroup" >&2; exit 126; }`
+const moveLine = `{ echo 0 2>&- >&4 && echo 0 2>&- >&5 && exec 4>&- 5>&-; } || { echo "boris: the shell could not move into its command's cgroup" >&2; exit 126; }`
 
 // bashInit is the BASH_ENV file. {fd} redirections put the report's file above 9,
 // where scripts rarely reach. The trap's call is made with stderr closed off, so that a

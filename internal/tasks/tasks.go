@@ -1,5 +1,3 @@
-// Package tasks keeps a session's background commands by id: their output so far, their
-// limits, and a way to kill them; they are all killed when the session closes.
 package tasks
 
 import (
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mjkoo/boris/internal/shell"
+	"github.com/mjkoo/boris/internal/term"
 )
 
 // Limits bound what one session's background tasks may hold.
@@ -28,6 +27,9 @@ type Limits struct {
 	// Drain is how long a task's output is read after its shell exits while processes it
 	// left behind hold the pipes; 0 means [shell.DefaultDrain].
 	Drain time.Duration
+	// MaxTTY is the most terminal tasks running at once ([shell.Command.TTY]); they do not
+	// count towards MaxRunning. 0 means [DefaultMaxTTY].
+	MaxTTY int
 }
 
 // Defaults for [Limits] fields left zero.
@@ -57,6 +59,7 @@ type Manager struct {
 	limits Limits
 	tag    string // prefix of the marks of this session's commands
 	marks  atomic.Int64
+	born   time.Time       // when the session began: its strays started since ([shell.StopStrays])
 	ctx    context.Context // done when the Manager closes
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
@@ -81,7 +84,7 @@ func NewManager(limits Limits) *Manager {
 		limits.Grace = shell.DefaultGrace
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Manager{limits: limits, tag: rand.Text(), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
+	return &Manager{limits: limits, tag: rand.Text(), born: time.Now(), ctx: ctx, cancel: cancel, tasks: make(map[string]*Task)}
 }
 
 // NewMark returns a fresh [shell.Command.Mark] for one of this session's commands, so
@@ -103,9 +106,11 @@ type Task struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the command has ended and its result is set
 	result shell.Result
+	screen *term.Screen // the terminal's screen, for a task run in one; else nil
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced whenever output arrives
+	lastOut  time.Time     // when output last arrived, or the task started
 	outMark  shell.Mark
 	errMark  shell.Mark
 	ended    time.Time
@@ -123,14 +128,28 @@ func (m *Manager) Start(c shell.Command) (*Task, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
-	if err := m.roomForOne(); err != nil {
+	room := m.roomForOne
+	if c.TTY != nil {
+		room = m.roomForTTY
+	}
+	if err := room(); err != nil {
 		return nil, err
 	}
 	m.next++
-	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{})}
-	p, err := shell.Start(m.command(c, t))
+	t := &Task{ID: "task-" + strconv.Itoa(m.next), Command: c.Script, changed: make(chan struct{}), done: make(chan struct{}), lastOut: time.Now()}
+	c = m.command(c, t)
+	if c.TTY != nil {
+		c = m.ttyCommand(c, t)
+	}
+	p, err := shell.Start(c)
 	if err != nil {
+		if t.screen != nil {
+			t.screen.Close()
+		}
 		return nil, err
+	}
+	if t.screen != nil {
+		t.screen.Attach(p.TTY())
 	}
 	t.proc, t.Started = p, time.Now()
 	ctx := t.bound(m.ctx, m.limits.Lifetime)
@@ -145,7 +164,7 @@ func (m *Manager) roomForOne() error {
 	m.prune()
 	running := 0
 	for _, t := range m.tasks {
-		if !t.finished() {
+		if !t.finished() && !t.TTY() {
 			running++
 		}
 	}
@@ -199,6 +218,9 @@ func (t *Task) wait(ctx context.Context) {
 	if res.Lingering {
 		p.Stop() // a task owns its whole group: nothing outlives it
 	}
+	if t.screen != nil {
+		t.screen.Close() // all the output is in: the screen keeps showing its end
+	}
 	t.mu.Lock()
 	t.result, t.ended = res, time.Now()
 	t.mu.Unlock()
@@ -211,6 +233,7 @@ func (t *Task) signal() {
 	t.mu.Lock()
 	close(t.changed)
 	t.changed = make(chan struct{})
+	t.lastOut = time.Now()
 	t.mu.Unlock()
 }
 
@@ -253,6 +276,9 @@ func describe(r shell.Result) string {
 	if r.Stopped != nil {
 		s += " (" + r.Stopped.Error() + ")"
 	}
+	if r.ProcessLimit > 0 {
+		s += " (it hit its process limit, " + strconv.Itoa(r.ProcessLimit) + " processes and threads at once, and was killed with everything it started)"
+	}
 	return s
 }
 
@@ -294,6 +320,12 @@ func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, bud
 			break
 		}
 	}
+	return m.read(t, budget, hint), nil
+}
+
+// read returns t's state and the output it wrote since the last read, within budget
+// characters for both streams together; a terminal's output as plain text ([term.Plain]).
+func (m *Manager) read(t *Task, budget int, hint shell.Hint) Snapshot {
 	final := t.finished()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -303,10 +335,13 @@ func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, bud
 	snap.Stdout = t.proc.Stdout.Since(t.outMark, outBudget, final, hint)
 	snap.Stderr = t.proc.Stderr.Since(t.errMark, errBudget, final, hint)
 	t.outMark, t.errMark = snap.Stdout.To, snap.Stderr.To
+	if t.screen != nil {
+		snap.Stdout.Text = term.Plain(snap.Stdout.Text)
+	}
 	if final {
 		t.readDone = true
 	}
-	return snap, nil
+	return snap
 }
 
 func (t *Task) hasNew() bool {
@@ -474,6 +509,8 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 	// Whatever left its process group (setsid) but kept its environment.
 	shell.StopMarked(m.tag+"/", m.limits.Grace)
+	// Whatever also left its cgroup and cleared its mark: only root can.
+	shell.StopStrays(m.born, m.limits.Grace)
 }
 
 // Foreground records that a foreground command of this session is running. Call done once

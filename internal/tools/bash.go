@@ -18,7 +18,7 @@ import (
 	"github.com/mjkoo/boris/internal/watch"
 )
 
-// maxTimeout is the largest bash timeout a call may ask for (seed D2).
+// maxTimeout is the largest bash timeout a call may ask for.
 const maxTimeout = 600_000 * time.Millisecond
 
 // Progress notifications (see [handlers.progress]): none for a command that ends within
@@ -39,6 +39,7 @@ type BashArgs struct {
 	Timeout         int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (default: the server's --timeout; maximum 600000). On timeout the command's whole process group is stopped and the output so far is returned."`
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Start the command as a background task and return its task_id at once; read its output with task_output and stop it with task_kill."`
 	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional; not used)."`
+	TTY             bool   `json:"tty,omitempty" jsonschema:"Run the command in a terminal (a pseudo-terminal, 120x30, TERM=xterm-256color), for interactive programs: REPLs, prompts, debuggers, full-screen programs. The call returns early, as a task to type at with task_input, once the program waits for input or takes the whole screen."`
 }
 
 // BashResult is the structured form of a bash result.
@@ -60,17 +61,22 @@ type BashResult struct {
 	Notes           []string `json:"notes,omitempty" jsonschema:"Things the caller should know, such as a clamped timeout."`
 	Omitted         []string `json:"omitted,omitempty" jsonschema:"For each stream cut to the budget: how much was left out, the file holding the full text and how to read the rest."`
 	Hint            string   `json:"hint,omitempty" jsonschema:"What happened and what to do next, as the text result says it: how to read a background task, why a command was stopped."`
+	TTY             bool     `json:"tty,omitempty" jsonschema:"The command ran in a terminal: stdout holds its output and stderr's, as the terminal showed them."`
+	Reason          string   `json:"reason,omitempty" jsonschema:"Why a command run in a terminal returned while it still runs: waiting for input, or a full-screen program."`
+	Screen          string   `json:"screen,omitempty" jsonschema:"The terminal's screen, for a full-screen program: a line with its size and the cursor, then its lines."`
 }
 
 const bashDescription = `Run a shell command or script with /bin/bash (or /bin/sh where bash is missing) and return its exit code, stdout and stderr.
 
-Each call runs a fresh shell with stdin at EOF and no terminal, in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
+Each call runs a fresh shell with stdin at EOF and no terminal (unless tty is set), in its own process group (git gets GIT_EDITOR=true unless you set it, so give git commit a -m message). The working directory and exported environment variables persist across calls: a ` + "`cd`" + ` or ` + "`export FOO=1`" + ` in one call holds for the next. Shell variables that are not exported, functions, aliases and shell options do not persist.
 
 timeout is in milliseconds (default %d, at most 600000). When it runs out, the whole process group gets SIGTERM and then SIGKILL, and the output captured so far is returned with timed_out set. A call the client cancels is stopped the same way and, as MCP asks, gets no result.
 
 Output budget: %d characters per call, stdout and stderr together. Longer output keeps its head and its tail around a marker that says how much was left out and names the file holding the full output, with the exact follow-up to read the omitted part (view with view_range, or bash with sed -n 'A,Bp' FILE); a "cut:" line at the start and again at the end of the result says the same.
 
 For servers, watchers and other long jobs, set run_in_background: the call returns a task_id at once (timeout does not apply; the task starts in the current working directory, and its cd and export do not persist). Poll it with task_output (only new output each time, optionally waiting for more), stop it with task_kill, see all with task_list. Processes left running with a trailing & end when the session closes.
+
+For interactive programs (REPLs, y/N or password prompts, git add -p, debuggers, vim, less) set tty: the command runs in a 120x30 terminal and, once it waits for input or takes the whole screen, the call returns with its prompt (or its rendered screen) and a task_id; type at it with task_input.
 
 `
 
@@ -102,6 +108,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	c := session.Command{Script: in.Command, Shell: h.Config.Shell, Fallback: h.Config.Workdir,
 		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted, Budget: h.contentBudget()}
 	if in.RunInBackground {
+		if in.TTY {
+			return h.startTTY(ctx, sess, c, out)
+		}
 		return h.startTask(ctx, sess, c, out)
 	}
 	c.Timeout = h.Config.Timeout
@@ -111,6 +120,9 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	if c.Timeout > maxTimeout {
 		out.Notes = append(out.Notes, fmt.Sprintf("timeout %d ms is above the maximum; used %d ms", in.Timeout, maxTimeout.Milliseconds()))
 		c.Timeout = maxTimeout
+	}
+	if in.TTY {
+		return h.bashTTY(ctx, sess, c, out)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -156,7 +168,9 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	if len(ran.TooLarge) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("not kept for later calls: %s, too large to pass to a command (at most 128 KiB a variable, 1 MiB in all); write large values to a file instead", strings.Join(ran.TooLarge, ", ")))
 	}
-	if ran.Lingering {
+	if ran.ProcessLimit > 0 {
+		out.Notes = append(out.Notes, processLimitNote(ran.ProcessLimit))
+	} else if ran.Lingering {
 		out.Notes = append(out.Notes, "processes the command started are still running in the background; they end when the session closes (use run_in_background to keep track of them)")
 	}
 	out.ExitCode, out.Signal, out.DurationMS, out.Cwd = &ran.ExitCode, ran.Signal, ran.Duration.Milliseconds(), ran.Cwd
@@ -172,7 +186,11 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 		setOutcome(ctx, "timed_out")
 		out.TimedOut = true
 		out.Stopped = fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
-		out.Hint = fmt.Sprintf("timed out: the command ran past its %d ms timeout and its process group was stopped (SIGTERM, then SIGKILL if needed); the output captured until then is below", timeout.Milliseconds())
+		signals := "SIGTERM, then SIGKILL if needed"
+		if out.TTY {
+			signals = "SIGHUP and SIGTERM, as a terminal's hang-up, then SIGKILL if needed"
+		}
+		out.Hint = fmt.Sprintf("timed out: the command ran past its %d ms timeout and its process group was stopped (%s); the output captured until then is below", timeout.Milliseconds(), signals)
 	case errors.Is(ran.Stopped, session.ErrClosed):
 		setOutcome(ctx, "session_closed")
 		out.Stopped = "the session closed"
@@ -199,6 +217,11 @@ func (h *handlers) bashResult(ctx context.Context, ran *session.Ran, timeout tim
 	if ran.Confined && ran.ExitCode != 0 && (strings.Contains(out.Stderr, permissionDenied) || strings.Contains(out.Stdout, permissionDenied)) {
 		out.Notes = append(out.Notes, confinedNote(h.Confine))
 	}
+}
+
+// processLimitNote says that a command was killed for starting too many processes.
+func processLimitNote(limit int) string {
+	return fmt.Sprintf("killed: the command hit its process limit (%d processes and threads at once; a fork bomb, or a build with too much parallelism?), so it was killed with everything it started; run fewer processes at once (make -j4, say)", limit)
 }
 
 // movedNote says that a command ran somewhere else than the working directory.
@@ -385,6 +408,10 @@ func formatBash(r *BashResult) string {
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if r.TTY {
+		writeTTYStreams(&b, r.Stdout, r.Screen, r.Omitted)
+		return b.String()
 	}
 	writeStreams(&b, r.Stdout, r.Stderr, r.Omitted)
 	return b.String()

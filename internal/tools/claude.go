@@ -17,7 +17,8 @@ import (
 // Claude Code's tools (--tools claude-code): the names and parameters Claude models know
 // from Claude Code, on the same implementation as Boris's own tools. Each handler maps
 // its arguments to the Boris tool's; results and errors name Claude Code's tools and
-// parameters through the server's face (see face.go).
+// parameters through the server's face (see face.go). Go names that start with CC or cc
+// are Claude Code's: CCBashArgs are the arguments of Claude Code's Bash.
 
 // CCBashArgs are Bash's parameters.
 type CCBashArgs struct {

@@ -31,6 +31,7 @@ const (
 	CodeStale           Code = "STALE_VIEW"
 	CodeLimit           Code = "LIMIT_REACHED"
 	CodeFailed          Code = "FAILED"
+	CodeTaskEnded       Code = "TASK_ENDED"
 )
 
 type codedError struct {
@@ -78,6 +79,9 @@ var codes = []struct {
 	{search.ErrRoot, CodeInvalidArgument},
 	{tasks.ErrUnknown, CodeNotFound},
 	{tasks.ErrLimit, CodeLimit},
+	{tasks.ErrTTYLimit, CodeLimit},
+	{tasks.ErrNoTTY, CodeInvalidArgument},
+	{tasks.ErrEnded, CodeTaskEnded},
 	{fs.ErrNotExist, CodeNotFound},
 	{fs.ErrPermission, CodeAccessDenied},
 }

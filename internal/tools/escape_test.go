@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -149,6 +150,39 @@ func TestNoEscapes(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// TestNoEscapeOutOfCgroup: a chain of 400 processes that ignore SIGTERM, each the parent
+// of the next, that left their command's cgroup, process group and session and cleared
+// their mark (as a root command can) ends with its session and with the server.
+func TestNoEscapeOutOfCgroup(t *testing.T) {
+	// Not parallel: a stray counts as every session's that was open when it started, and
+	// so would end with any other test's session.
+	root := testutil.Cgroup2Root()
+	if os.Geteuid() != 0 || !shell.CgroupsAvailable() || root == "" {
+		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs root and cgroup v2: only root can leave a cgroup")
+	}
+	for _, end := range []string{"session end", "server shutdown"} {
+		t.Run(end, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.KillGrace = 200 * time.Millisecond
+			cs, srv := connect(t, cfg, nil)
+			tag := rand.Text()
+			if res, out := bash(t, cs, map[string]any{"command": testutil.ChainScript(filepath.Join(root, "cgroup.procs"), tag, 400)}); res.IsError || *out.ExitCode != 0 {
+				t.Fatalf("starting the chain: %s", textOf(res))
+			}
+			pids := testutil.WithEnv(t, "CHAIN="+tag)
+			if len(pids) != 401 {
+				t.Fatalf("%d processes of the chain run, want 401", len(pids))
+			}
+			if end == "session end" {
+				_ = cs.Close()
+			} else {
+				srv.Close()
+			}
+			assertEnded(t, pids, end)
 		})
 	}
 }

@@ -21,6 +21,9 @@ func Instructions(cfg *config.Config, scope *pathscope.Resolver, policy *confine
 			fmt.Fprintf(&b, " %s runs each command in a fresh shell whose working directory and exported variables persist across calls (a cd or export in one call holds for the next); use run_in_background for servers and long jobs.", bash)
 		}
 	}
+	if slices.Contains(names, "task_input") {
+		b.WriteString(" For interactive programs (a REPL, a prompt that asks y/N or a password, a debugger, git add -p, vim, less), run bash with tty: true: the call comes back as a task once the program waits for input, and task_input types at it and returns its answer (or its screen, for a full-screen program).")
+	}
 	if cfg.RequireViewBeforeEdit && (slices.Contains(names, "str_replace") || slices.Contains(names, "str_replace_editor")) {
 		b.WriteString(" View a file (or write it) in this session before editing it.")
 	}

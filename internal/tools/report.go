@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -141,6 +142,19 @@ func searchLine(a callArgs) string {
 	}
 	if g := a.str("glob"); g != "" {
 		s += "  glob " + g
+	}
+	return s
+}
+
+// inputLine summarizes task_input: the task, and what is typed at it, as the person
+// watching would see it typed (the audit log shows only its length).
+func inputLine(a callArgs) string {
+	s := a.str("task_id")
+	if in := a.str("input"); in != "" {
+		s += "  " + strconv.Quote(in)
+	}
+	if keys, ok := a["keys"].([]any); ok && len(keys) > 0 {
+		s += fmt.Sprintf("  keys %v", keys)
 	}
 	return s
 }

@@ -7,7 +7,8 @@ package tools
 var table = []entry{
 	{"bash", shellTools, addBash, report{summary: commandLine, quiet: quiet, stoppable: foreground,
 		logged: []string{"command", "timeout", "run_in_background"}}},
-	{"task_output", shellTools, addTaskOutput, report{shows: "task_id", quiet: quiet, logged: []string{"task_id", "wait_ms", "until"}}},
+	{"task_output", shellTools, addTaskOutput, report{shows: "task_id", quiet: quiet, logged: []string{"task_id", "wait_ms", "until", "screen"}}},
+	{"task_input", shellTools, addTaskInput, report{summary: inputLine, quiet: quiet, logged: []string{"task_id", "keys", "wait_ms"}}},
 	{"task_kill", shellTools, addTaskKill, report{shows: "task_id", quiet: quiet, logged: []string{"task_id"}}},
 	{"task_list", shellTools, addTaskList, report{quiet: quiet}},
 	{"view", split, addView, report{shows: "path", quiet: quiet, logged: []string{"path", "view_range"}}},

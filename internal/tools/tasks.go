@@ -20,6 +20,7 @@ type TaskOutputArgs struct {
 	TaskID string `json:"task_id" jsonschema:"The task_id returned by bash with run_in_background."`
 	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"If there is no new output yet, wait up to this many milliseconds for some, or for the task to end (default 0: return at once; at most 600000)."`
 	Until  string `json:"until,omitempty" jsonschema:"A regular expression (RE2, such as 'Listening on|error'): wait until a line of new output matches it or the task ends, up to wait_ms (default: the bash timeout), and show the matching line first."`
+	Screen bool   `json:"screen,omitempty" jsonschema:"For a task started with tty: true, also return its terminal's screen as text, with the cursor position (a full-screen program's screen is always returned)."`
 }
 
 // TaskIDArgs name one task.
@@ -46,6 +47,9 @@ type TaskResult struct {
 	StderrFile      string   `json:"stderr_file,omitempty" jsonschema:"File holding the task's full standard error, when truncated."`
 	Omitted         []string `json:"omitted,omitempty" jsonschema:"For each stream cut to the budget: how much was left out, the file holding the full text and how to read the rest."`
 	Hint            string   `json:"hint,omitempty" jsonschema:"What the text result says besides the output, such as that there was no new output since the previous read."`
+	TTY             bool     `json:"tty,omitempty" jsonschema:"The task runs in a terminal: stdout holds its output and stderr's, as the terminal showed them."`
+	Reason          string   `json:"reason,omitempty" jsonschema:"For a terminal task still running: why the call returned (waiting for input, full-screen program, still busy)."`
+	Screen          string   `json:"screen,omitempty" jsonschema:"The terminal's screen: a line with its size and the cursor, then its lines."`
 }
 
 // TaskListResult is task_list's structured result.
@@ -104,7 +108,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if in.Until != "" {
 		return h.readUntil(ctx, sess, in.TaskID, in.Until, wait)
 	}
-	return h.readTask(ctx, sess, in.TaskID, wait)
+	return h.readTask(ctx, sess, in.TaskID, wait, in.Screen)
 }
 
 func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
@@ -116,14 +120,28 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	return h.readTask(ctx, sess, in.TaskID, 0)
+	return h.readTask(ctx, sess, in.TaskID, 0, false)
 }
 
-// readTask is the result of reading task id's new output, waiting up to wait for some.
-func (h *handlers) readTask(ctx context.Context, sess *session.Session, id string, wait time.Duration) (*mcp.CallToolResult, *TaskResult, error) {
+// readTask is the result of reading task id's new output, waiting up to wait for some;
+// with screen, a terminal task's screen too.
+func (h *handlers) readTask(ctx context.Context, sess *session.Session, id string, wait time.Duration, screen bool) (*mcp.CallToolResult, *TaskResult, error) {
+	if screen {
+		if _, err := sess.Tasks.Screen(id); err != nil {
+			return nil, nil, h.ttyError(err, sess)
+		}
+	}
 	snap, err := sess.Tasks.Output(ctx, id, wait, h.contentBudget(), h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
+	}
+	if snap.Task.TTY() {
+		sn, err := sess.Tasks.Screen(id)
+		if err != nil {
+			return nil, nil, h.ttyError(err, sess)
+		}
+		out := ttyTaskResult(tasks.Exchange{Snapshot: snap, Screen: sn, Why: tasks.WhyExited}, wait, screen)
+		return text(formatTask(out)), out, nil
 	}
 	out := taskResult(snap)
 	return text(formatTask(out)), out, nil
@@ -175,12 +193,20 @@ const noNewOutput = "(no new output)"
 
 func formatTask(r *TaskResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "task_id: %s\nstatus: %s\n", r.TaskID, r.Status)
+	fmt.Fprintf(&b, "task_id: %s\nstatus: %s", r.TaskID, r.Status)
+	if r.Running && r.Reason != "" {
+		b.WriteString(", " + r.Reason)
+	}
+	b.WriteByte('\n')
 	if r.ExitCode != nil {
 		fmt.Fprintf(&b, "exit_code: %d\n", *r.ExitCode)
 	}
 	if r.Hint != "" {
 		b.WriteString(r.Hint + "\n")
+	}
+	if r.TTY {
+		writeTTYStreams(&b, r.Stdout, r.Screen, r.Omitted)
+		return b.String()
 	}
 	writeStreams(&b, r.Stdout, r.Stderr, r.Omitted)
 	return b.String()

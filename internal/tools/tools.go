@@ -1,7 +1,3 @@
-// Package tools is Boris's MCP face: the tool table, argument structs, descriptions,
-// handlers and the text the model reads. Handlers check their arguments, call one domain
-// function (a session's Run, files.Replace, search.Grep) and word its result and errors,
-// in the tool names of the face offered (see face.go); errors.go maps errors to codes.
 package tools
 
 import (

@@ -40,7 +40,7 @@ func (h *handlers) readUntil(ctx context.Context, sess *session.Session, id, pat
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	res, out, err := h.readTask(ctx, sess, id, 0)
+	res, out, err := h.readTask(ctx, sess, id, 0, false)
 	if err != nil {
 		return res, out, err
 	}

@@ -1,7 +1,6 @@
-package search
+package glob
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -46,22 +45,41 @@ const (
 	segAny             // '**'
 )
 
-// CompileGlob compiles pattern. braces says whether '{a,b}' lists alternatives (.gitignore
-// treats braces literally).
-func CompileGlob(pattern string, braces bool) (*Glob, error) {
+// Syntax is a dialect of glob patterns.
+type Syntax uint8
+
+const (
+	// Extended is the glob of ripgrep's --glob and of find: '{a,b}' lists alternatives,
+	// and a trailing '**' matches zero or more segments ("a/**" matches a too).
+	Extended Syntax = iota
+	// Gitignore is a .gitignore line's glob (without its '!' or trailing '/'): braces are
+	// literal, and a trailing '**' matches one or more segments ("a/**" is what is
+	// inside a, not a itself).
+	Gitignore
+)
+
+// Compile compiles pattern in the syntax given.
+func Compile(pattern string, syntax Syntax) (*Glob, error) {
 	alts := []string{pattern}
-	if braces {
+	if syntax == Extended {
 		var err error
 		if alts, err = expandBraces(pattern); err != nil {
 			return nil, err
 		}
 	}
+	// Whether the pattern is a name or a path is the pattern's, not each alternative's:
+	// "a/{b,}" is the path a/b or a, never a name at any depth.
+	anchored := strings.Contains(strings.TrimSuffix(pattern, "/"), "/")
 	g := &Glob{}
 	for _, a := range alts {
 		gp, err := compilePath(a)
 		if err != nil {
 			return nil, err
 		}
+		if anchored {
+			gp.basename = false
+		}
+		gp.strictTail = syntax == Gitignore
 		g.alts = append(g.alts, gp)
 	}
 	return g, nil
@@ -96,10 +114,7 @@ func compilePath(p string) (globPath, error) {
 }
 
 func compileSegment(s string) (segment, error) {
-	// A '**' inside a segment ("a**b") means the same as '*'.
-	for strings.Contains(s, "**") {
-		s = strings.ReplaceAll(s, "**", "*")
-	}
+	s = collapseStars(s)
 	if !strings.ContainsAny(s, `*?[\`) {
 		return segment{kind: segLiteral, lit: s}, nil
 	}
@@ -119,25 +134,59 @@ func compileSegment(s string) (segment, error) {
 	return segment{kind: segGlob, pat: pat}, nil
 }
 
-// translateClasses turns gitignore's '[!...]' negation into path.Match's '[^...]'.
+// collapseStars makes each run of unescaped '*' one: a '**' inside a segment ("a**b")
+// means the same as '*'.
+func collapseStars(s string) string {
+	if !strings.Contains(s, "**") {
+		return s
+	}
+	var b strings.Builder
+	star := false // the last character written is an unescaped '*'
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			b.WriteByte(c)
+			i++
+			c = s[i]
+			star = false
+		case c == '*' && star:
+			continue
+		default:
+			star = c == '*'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// translateClasses turns gitignore's '[!...]' negation into path.Match's '[^...]'; a '!'
+// elsewhere, inside a class too ("[[!]"), stays a '!'.
 func translateClasses(s string) string {
 	if !strings.Contains(s, "[!") {
 		return s
 	}
 	var b strings.Builder
+	inClass := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '\\' && i+1 < len(s) {
+		switch {
+		case c == '\\' && i+1 < len(s):
 			b.WriteByte(c)
-			b.WriteByte(s[i+1])
 			i++
+			c = s[i]
+		case !inClass && c == '[':
+			inClass = true
+			b.WriteByte(c)
+			if i+1 < len(s) && s[i+1] == '!' {
+				b.WriteByte('^')
+				i++
+			}
 			continue
+		case inClass && c == ']':
+			inClass = false
 		}
 		b.WriteByte(c)
-		if c == '[' && i+1 < len(s) && s[i+1] == '!' {
-			b.WriteByte('^')
-			i++
-		}
 	}
 	return b.String()
 }
@@ -331,5 +380,3 @@ func splitTopLevel(s string) []string {
 	}
 	return append(out, s[start:])
 }
-
-var errEmptyPattern = errors.New("pattern is empty")

@@ -1,0 +1,2 @@
+// Package loopback tells whether a host names this machine's loopback interface.
+package loopback

@@ -1,0 +1,318 @@
+// Package term is the terminal side of a command run in a pseudo-terminal: a screen
+// that interprets what the command prints as a terminal would (through a terminal
+// emulator library), the keys an agent can name, the command's output as plain text, and
+// the kernel's view of whether the program in the foreground waits for input.
+package term
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+)
+
+// Defaults of a command's terminal.
+const (
+	// TERM is the terminal type commands are told: the emulator speaks xterm's language.
+	TERM        = "xterm-256color"
+	DefaultRows = 30
+	DefaultCols = 120
+)
+
+// maxPending bounds the output waiting to be interpreted. The emulator interprets a few
+// megabytes a second; a program that prints faster (a flood of log lines) has its older
+// output skipped on the screen, which then shows the newest, as a person would see it:
+// past maxPending only the last keepOnSkip bytes are kept, and the screen catches up at
+// most every floodPause, or when it is looked at, so that a flood does not spend a core
+// on drawing what nobody sees.
+const (
+	maxPending = 64 << 10
+	keepOnSkip = 16 << 10
+	floodPause = 50 * time.Millisecond
+)
+
+// writeTimeout bounds one write to the terminal's input: a program that reads none of
+// its input must not hold a call.
+const writeTimeout = 2 * time.Second
+
+// ErrInputBlocked says that the program did not read its input.
+var ErrInputBlocked = errors.New("the program is not reading its input")
+
+// Screen is the visible terminal of a command: what it printed, interpreted. Output is
+// given to it with [Screen.Write], which never blocks; keys and text typed at it go to
+// the command, in order with the terminal's own answers to the program's queries (cursor
+// position, device attributes). It is safe for concurrent use.
+type Screen struct {
+	in atomic.Pointer[os.File] // the master side of the pseudo-terminal, once attached
+
+	mu sync.Mutex // guards em: the emulator is not safe for concurrent use
+	em *vt.Emulator
+
+	pmu     sync.Mutex
+	pending []byte
+	busy    bool // the feeder is interpreting a batch
+	alt     int  // the alternate screen's state in skipped output: -1 unknown, 0 off, 1 on
+	skipped bool // output was skipped since the last snapshot
+	// flooding: output was skipped since the feeder last looked; it pauses.
+	flooding bool
+	want     chan struct{} // someone waits for the screen to catch up
+	fed      *sync.Cond
+	closed   bool
+	lost     int64 // input bytes the program did not take
+	wake     chan struct{}
+	wg       sync.WaitGroup
+}
+
+// NewScreen returns the screen of a terminal of rows and cols. What is typed at it goes
+// nowhere until it is attached to a command's terminal ([Screen.Attach]).
+func NewScreen(rows, cols int) *Screen {
+	em := vt.NewEmulator(cols, rows)
+	em.SetScrollbackSize(1) // the screen is what is visible; the transcript is kept apart (0 means the default, 10000 lines)
+	s := &Screen{em: em, alt: -1, wake: make(chan struct{}, 1), want: make(chan struct{}, 1)}
+	s.fed = sync.NewCond(&s.pmu)
+	s.wg.Go(s.feed)
+	s.wg.Go(s.answer)
+	return s
+}
+
+// Write hands output of the command to the screen. It never blocks: past maxPending
+// the oldest output not yet interpreted is skipped.
+func (s *Screen) Write(p []byte) {
+	s.pmu.Lock()
+	if !s.closed {
+		s.pending = append(s.pending, p...)
+		if len(s.pending) > maxPending {
+			over := len(s.pending) - keepOnSkip
+			s.noteAlt(s.pending[:over])
+			s.pending = append(s.pending[:0], s.pending[over:]...)
+			s.skipped, s.flooding = true, true
+		}
+	}
+	s.pmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Alternate-screen switches, as xterm and its followers spell them.
+var (
+	altOn  = [][]byte{[]byte("\x1b[?1049h"), []byte("\x1b[?1047h"), []byte("\x1b[?47h")}
+	altOff = [][]byte{[]byte("\x1b[?1049l"), []byte("\x1b[?1047l"), []byte("\x1b[?47l")}
+)
+
+// noteAlt records the last alternate-screen switch in output about to be skipped, so
+// that the screen still knows which screen the program draws on. s.pmu is held.
+func (s *Screen) noteAlt(b []byte) {
+	last, state := -1, s.alt
+	for i, set := range [][][]byte{altOff, altOn} {
+		for _, seq := range set {
+			if at := bytes.LastIndex(b, seq); at > last {
+				last, state = at, i
+			}
+		}
+	}
+	s.alt = state
+}
+
+// feed interprets pending output until the screen is closed.
+func (s *Screen) feed() {
+	for {
+		s.pmu.Lock()
+		for len(s.pending) == 0 && !s.closed {
+			s.busy = false
+			s.fed.Broadcast()
+			s.pmu.Unlock()
+			<-s.wake
+			s.pmu.Lock()
+		}
+		if s.closed {
+			s.busy = false
+			s.fed.Broadcast()
+			s.pmu.Unlock()
+			return
+		}
+		if s.flooding {
+			s.flooding = false
+			s.busy = true
+			s.pmu.Unlock()
+			s.pause()
+			s.pmu.Lock()
+		}
+		batch := s.pending
+		s.pending = nil
+		alt := s.alt
+		s.alt = -1
+		s.busy = true
+		s.pmu.Unlock()
+
+		s.mu.Lock()
+		if alt >= 0 && (alt == 1) != s.em.IsAltScreen() {
+			seq := altOff[0]
+			if alt == 1 {
+				seq = altOn[0]
+			}
+			_, _ = s.em.Write(seq)
+		}
+		_, _ = s.em.Write(batch)
+		s.mu.Unlock()
+	}
+}
+
+// pause waits floodPause, or until someone waits for the screen.
+func (s *Screen) pause() {
+	t := time.NewTimer(floodPause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.want:
+	}
+}
+
+// answer passes what the terminal sends (answers to queries, keys) to the command.
+func (s *Screen) answer() {
+	buf := make([]byte, 4096)
+	for {
+		n, err := s.em.Read(buf)
+		if n > 0 {
+			s.deliver(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Attach sends what is typed at the screen to in, the master side of the command's
+// pseudo-terminal.
+func (s *Screen) Attach(in *os.File) { s.in.Store(in) }
+
+// deliver writes p to the terminal's input, giving up after writeTimeout.
+func (s *Screen) deliver(p []byte) {
+	in := s.in.Load()
+	if in == nil {
+		return
+	}
+	_ = in.SetWriteDeadline(time.Now().Add(writeTimeout))
+	n, err := in.Write(p)
+	if err != nil {
+		s.pmu.Lock()
+		s.lost += int64(len(p) - n)
+		s.pmu.Unlock()
+	}
+}
+
+// Type sends text to the command as typed at the terminal, then presses keys. It
+// returns [ErrInputBlocked] when some of what earlier calls typed was not taken.
+func (s *Screen) Type(text []byte, keys []Key) error {
+	if len(text) > 0 {
+		// Straight to the terminal: keys, which need the emulator's modes to be spelled,
+		// follow through it.
+		s.deliver(text)
+	}
+	if len(keys) > 0 {
+		s.mu.Lock()
+		for _, k := range keys {
+			s.em.SendKey(k.event())
+		}
+		s.mu.Unlock()
+	}
+	s.pmu.Lock()
+	lost := s.lost
+	s.lost = 0
+	s.pmu.Unlock()
+	if lost > 0 {
+		return ErrInputBlocked
+	}
+	return nil
+}
+
+// Alt reports whether the program draws on the alternate screen, as full-screen
+// programs do, once the output handed to the screen is interpreted.
+func (s *Screen) Alt() bool {
+	s.flush()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.em.IsAltScreen()
+}
+
+// flush waits until the output handed to the screen is interpreted.
+func (s *Screen) flush() {
+	select {
+	case s.want <- struct{}{}:
+	default:
+	}
+	s.pmu.Lock()
+	for (len(s.pending) > 0 || s.busy) && !s.closed {
+		s.fed.Wait()
+	}
+	s.pmu.Unlock()
+}
+
+// Snapshot is the screen at one moment.
+type Snapshot struct {
+	Lines    []string // the visible lines, trailing spaces removed
+	Row, Col int      // the cursor, from 0
+	Alt      bool     // the program draws on the alternate screen (a full-screen program)
+	Skipped  bool     // output came faster than it could be shown, and some was skipped
+}
+
+// Snapshot waits until the output handed to the screen is interpreted, and returns the
+// screen.
+func (s *Screen) Snapshot() Snapshot {
+	s.flush()
+	s.pmu.Lock()
+	skipped := s.skipped
+	s.skipped = false
+	s.pmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pos := s.em.CursorPosition()
+	lines := strings.Split(s.em.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return Snapshot{Lines: lines, Row: pos.Y, Col: pos.X, Alt: s.em.IsAltScreen(), Skipped: skipped}
+}
+
+// Text is the screen as text: its lines up to the last that is not blank, or the
+// cursor's line if that is further down.
+func (sn Snapshot) Text() string {
+	end := len(sn.Lines)
+	for end > 0 && end-1 > sn.Row && sn.Lines[end-1] == "" {
+		end--
+	}
+	return strings.Join(sn.Lines[:end], "\n") + "\n"
+}
+
+// Close stops the screen once the output handed to it is interpreted; what it shows then
+// can still be had.
+func (s *Screen) Close() {
+	s.flush()
+	s.pmu.Lock()
+	if s.closed {
+		s.pmu.Unlock()
+		return
+	}
+	s.closed = true
+	s.fed.Broadcast()
+	s.pmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case s.want <- struct{}{}:
+	default:
+	}
+	// Closing the emulator's own pipe, not the emulator: Emulator.Close sets a flag that
+	// its Read, blocked in answer, reads without a lock.
+	_ = s.em.InputPipe().(*io.PipeWriter).CloseWithError(io.EOF)
+	s.wg.Wait()
+}
