@@ -46,8 +46,8 @@ type Config struct {
 	OutputBudget          int
 	AnthropicCompat       bool
 	RequireViewBeforeEdit bool
-	// Tools is the tool set offered: "boris" (Boris's own tools) or "claude-code" (Claude
-	// Code's names and parameters, on the same implementation).
+	// Tools is the tool set offered: "boris" (Boris's own tools), "claude-code" (Claude
+	// Code's names and parameters) or "codex" (Codex's), on the same implementation.
 	Tools string
 	// StructuredOutput adds structuredContent and outputSchema to the results that have a
 	// structured form. Off by default: some clients show the model only the structured
@@ -164,7 +164,7 @@ type cli struct {
 	MaxFileSize     string        `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	OutputBudget    int           `help:"Most characters one tool result shows of a command's output, a file or a search (the rest is saved and the result says how to read it); the default fits Claude Code and Codex." default:"30000" envvar:"BORIS_OUTPUT_BUDGET"`
 	AnthropicCompat bool          `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
-	Tools           string        `help:"Tool set to offer: boris (Boris's own tools) or claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...)." default:"boris" enum:"boris,claude-code" envvar:"BORIS_TOOLS"`
+	Tools           string        `help:"Tool set to offer: boris (Boris's own tools), claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...) or codex (Codex's: exec_command, write_stdin, apply_patch, view_image)." default:"boris" enum:"boris,claude-code,codex" envvar:"BORIS_TOOLS"`
 	Structured      bool          `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
 	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	Token           string        `placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user, and Boris warns then, as it does of a token under 16 characters)." envvar:"BORIS_TOKEN"`

@@ -107,12 +107,22 @@ func createTemp(dfd int, dirPath, base string, old fs.FileInfo) (*tempFile, erro
 
 // commit syncs the temporary file's data to the disk, then renames it over base.
 func (t *tempFile) commit(base, path string) error {
+	if err := t.finish(); err != nil {
+		return err
+	}
+	return t.rename(base, path)
+}
+
+// finish syncs the temporary file's data to the disk and closes it.
+func (t *tempFile) finish() error {
 	if err := t.f.Sync(); err != nil {
 		return err
 	}
-	if err := t.f.Close(); err != nil {
-		return err
-	}
+	return t.f.Close()
+}
+
+// rename renames the finished temporary file over base, or removes it if it cannot.
+func (t *tempFile) rename(base, path string) error {
 	t.done = true
 	if err := unix.Renameat(t.dfd, t.name, t.dfd, base); err != nil {
 		_ = unix.Unlinkat(t.dfd, t.name, 0)

@@ -107,6 +107,21 @@ func TestCallsReadInEveryFace(t *testing.T) {
 				view: "b.txt → ok — Created $WORKDIR/b.txt: wrote 4 bytes (mode 0644).", diff: "--- b.txt\n+++ b.txt\n@@ (new content) @@\n+new\n",
 				log: `file_path=b.txt new_string="(4 chars)" old_string="(0 chars)" → ok`},
 		}},
+		{"codex", func(c *config.Config) { c.Tools = "codex" }, []faceCall{
+			{tool: "exec_command", args: map[string]any{"cmd": "printf 'one\\ntwo\\n' > a.txt", "yield_time_ms": 5000},
+				view: `printf 'one\ntwo\n' > a.txt → exited 0`, log: `cmd="printf 'one\\ntwo\\n' > a.txt" yield_time_ms=5000 → ok`},
+			{tool: "apply_patch", args: map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** Add File: b.txt\n+new\n*** End Patch"},
+				view: "M a.txt, A b.txt → ok — Success. Updated the following files:",
+				diff: "--- a.txt\n+++ a.txt\n@@\n one\n-two\n+2\n--- b.txt\n+++ b.txt\n@@ (new content) @@\n+new\n",
+				log:  `input="(93 chars)" → ok`},
+			{tool: "exec_command", args: map[string]any{"cmd": "sleep 100", "yield_time_ms": 250, "workdir": "."},
+				view: "sleep 100  (in .) → running", log: `cmd="sleep 100" workdir=. yield_time_ms=250 → ok`},
+			{tool: "write_stdin", args: map[string]any{"session_id": 2, "chars": "\u0003"},
+				view: "session 2  (typed 1 chars) → killed by SIGTERM (killed on request)", log: `chars="(1 chars)" session_id=2 → ok`},
+			{tool: "view_image", args: map[string]any{"path": "a.txt"},
+				view: "a.txt → error UNSUPPORTED_FILE — UNSUPPORTED_FILE: $WORKDIR/a.txt is not an image (PNG, JPEG, GIF or WebP): read a text file with exec_command, for example sed -n '1,200p' $WORKDIR/a.txt",
+				log:  `path=a.txt → error UNSUPPORTED_FILE`},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

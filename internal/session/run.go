@@ -28,6 +28,9 @@ var (
 type Command struct {
 	Script string
 	Shell  string
+	// Dir, when set, is where a background task starts instead of the session's working
+	// directory: an absolute path the caller has checked.
+	Dir string
 	// Fallback is where the command runs when the session's working directory can no
 	// longer be used (the server's workdir); it becomes the working directory.
 	Fallback     string
@@ -147,7 +150,9 @@ func (s *Session) Start(c Command) (t *tasks.Task, dir string, moved *Moved, err
 func (s *Session) command(c Command) (shell.Command, *Moved, error) {
 	dir := s.Cwd()
 	var moved *Moved
-	if why := unusableDir(dir); why != "" {
+	if c.Dir != "" {
+		dir = c.Dir
+	} else if why := unusableDir(dir); why != "" {
 		moved = &Moved{From: dir, To: c.Fallback, Why: why}
 		dir = c.Fallback
 		s.SetCwd(dir)

@@ -258,6 +258,13 @@ func (t *Task) Status() string {
 	return describe(t.result)
 }
 
+// Drained reports that the task has ended and its output was read to the end.
+func (t *Task) Drained() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.readDone
+}
+
 // Result returns how the task ended; ok is false while it runs.
 func (t *Task) Result() (shell.Result, bool) {
 	if !t.finished() {

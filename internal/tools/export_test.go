@@ -7,3 +7,11 @@ var ClaudeTwins = map[string]string{
 	"TaskStop": "task_kill", "Read": "view", "Write": "create_file", "Edit": "str_replace",
 	"MultiEdit": "str_replace", "Glob": "find", "Grep": "grep",
 }
+
+// CodexTwins names, for each of Codex's tools, what in Boris it is built on.
+var CodexTwins = map[string]string{
+	"exec_command": "bash", "write_stdin": "task_output", "apply_patch": "str_replace", "view_image": "view",
+}
+
+// CodexVersion is the Codex CLI release whose tool definitions the codex face matches.
+const CodexVersion = codexVersion

@@ -10,6 +10,7 @@ import (
 const (
 	toolsBoris      = "boris"
 	toolsClaudeCode = "claude-code"
+	toolsCodex      = "codex"
 )
 
 // face names the tools and parameters that hints in results point to, so that a hint
@@ -86,9 +87,32 @@ var claudeFace = face{
 	},
 }
 
+// codexFace names Codex's tools: it has no tool to read a file or search, so hints name
+// shell commands run with exec_command.
+var codexFace = face{
+	bash: "exec_command", viewed: "read", oldArg: "the - lines", newArg: "the + lines",
+	emptyOld:   "a chunk has no lines to find: give the lines to change as - lines and their context as space lines",
+	taskOutput: "write_stdin", taskKill: "write_stdin with chars \"\\u0003\"", taskIDArg: "session_id", grep: "exec_command with rg", find: "exec_command with rg --files",
+	waitHint: ", yield_time_ms to wait for more",
+	more:     func(first, n int) string { return fmt.Sprintf("sed -n '%d,%dp'", first, first+n-1) },
+	lines: func(path string, first, last int64) string {
+		return fmt.Sprintf("exec_command: sed -n '%d,%dp' %s", first, last, shell.Quote(path))
+	},
+	start: func(n int) string { return fmt.Sprintf("line %d", n) },
+	readPart: func(bool) string {
+		return "; read part of it with exec_command (sed -n 'A,Bp' FILE), or search it with rg"
+	},
+	include: struct{ ignored, deps, hidden string }{
+		"(exec_command with rg --no-ignore searches them)", "(exec_command with rg searches them)", "(exec_command with rg --hidden searches them)",
+	},
+}
+
 // omitted says how to read what a truncated stream left out: with the file tool when
 // whole lines were, else with a shell command.
 func (f *face) omitted(o shell.Omitted) string {
+	if f.view == "" {
+		return f.bash + ": " + o.Command()
+	}
 	if o.FirstLine > 0 {
 		return f.lines(o.Path, o.FirstLine, o.LastLine) + " or " + f.bash + ": " + o.Command()
 	}
@@ -100,6 +124,8 @@ func (h *handlers) face() *face {
 	switch {
 	case h.Config.Tools == toolsClaudeCode:
 		return &claudeFace
+	case h.Config.Tools == toolsCodex:
+		return &codexFace
 	case h.Config.AnthropicCompat:
 		return &editorFace
 	}

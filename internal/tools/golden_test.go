@@ -55,6 +55,7 @@ var (
 	structuredTools = toolSet{"tools_list_structured.golden.json", false, "boris", true}
 	compatTools     = toolSet{"tools_list_compat.golden.json", true, "boris", false}
 	claudeTools     = toolSet{"tools_list_claude_code.golden.json", false, "claude-code", false}
+	codexTools      = toolSet{"tools_list_codex.golden.json", false, "codex", false}
 )
 
 func listTools(t *testing.T, set toolSet) []*mcp.Tool {
@@ -72,7 +73,7 @@ func listTools(t *testing.T, set toolSet) []*mcp.Tool {
 // TestToolsListGolden snapshots names, descriptions, schemas and annotations: they are API.
 func TestToolsListGolden(t *testing.T) {
 	t.Parallel()
-	for _, set := range []toolSet{borisTools, structuredTools, compatTools, claudeTools} {
+	for _, set := range []toolSet{borisTools, structuredTools, compatTools, claudeTools, codexTools} {
 		t.Run(set.file, func(t *testing.T) {
 			t.Parallel()
 			b, err := json.MarshalIndent(listTools(t, set), "", "  ")
@@ -99,7 +100,7 @@ func TestReadmeToolsSection(t *testing.T) {
 		t.Fatalf("README.md lacks the %q … %q markers", begin, end)
 	}
 	i += bytes.IndexByte(data[i:], '\n') + 1
-	got := toolsMarkdown(listTools(t, borisTools), listTools(t, compatTools), listTools(t, claudeTools))
+	got := toolsMarkdown(listTools(t, borisTools), listTools(t, compatTools), listTools(t, claudeTools), listTools(t, codexTools))
 	if *update {
 		out := append(append(append([]byte(nil), data[:i]...), got...), data[j:]...)
 		if err := os.WriteFile(readme, out, 0o644); err != nil {
@@ -113,7 +114,7 @@ func TestReadmeToolsSection(t *testing.T) {
 }
 
 // toolsMarkdown renders the tools, their descriptions and parameters.
-func toolsMarkdown(split, compat, claude []*mcp.Tool) string {
+func toolsMarkdown(split, compat, claude, codex []*mcp.Tool) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	write := func(tools []*mcp.Tool, note string) {
@@ -166,17 +167,19 @@ func toolsMarkdown(split, compat, claude []*mcp.Tool) string {
 	}
 	write(split, "")
 	write(compat, " (with `--anthropic-compat`, instead of `view`, `str_replace` and `create_file`)")
-	writeClaude(&b, claude)
+	writeFace(&b, claude, "### Claude Code's tools (with `--tools claude-code`, instead of all of the above)\n\n"+
+		"The same implementation under the names and parameters of Claude Code's own tools, which Claude models know. Required parameters are in bold.\n\n", tools.ClaudeTwins)
+	writeFace(&b, codex, "### Codex's tools (with `--tools codex`, instead of all of the above)\n\n"+
+		"The same core under the names, parameters and descriptions of the tools the Codex CLI "+tools.CodexVersion+" gives GPT models, and with their result wording. Required parameters are in bold.\n\n", tools.CodexTwins)
 	return b.String()
 }
 
-// writeClaude renders the --tools claude-code face: one table of Claude Code's tools,
-// their parameters, and the Boris tool each is built on.
-func writeClaude(b *strings.Builder, claude []*mcp.Tool) {
-	b.WriteString("### Claude Code's tools (with `--tools claude-code`, instead of all of the above)\n\n")
-	b.WriteString("The same implementation under the names and parameters of Claude Code's own tools, which Claude models know. Required parameters are in bold.\n\n")
+// writeFace renders another client's face: after intro, one table of its tools, their
+// parameters, and the Boris tool each is built on (twins).
+func writeFace(b *strings.Builder, face []*mcp.Tool, intro string, twins map[string]string) {
+	b.WriteString(intro)
 	b.WriteString("| Tool | Parameters | Built on | What it does |\n|---|---|---|---|\n")
-	for _, tool := range claude {
+	for _, tool := range face {
 		var schema struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 			Required   []string                   `json:"required"`
@@ -206,7 +209,7 @@ func writeClaude(b *strings.Builder, claude []*mcp.Tool) {
 		if i := strings.Index(first, ". "); i >= 0 {
 			first = first[:i+1]
 		}
-		fmt.Fprintf(b, "| `%s` | %s | `%s` | %s |\n", tool.Name, strings.Join(params, ", "), tools.ClaudeTwins[tool.Name], strings.NewReplacer("|", "\\|", "*", "\\*").Replace(first))
+		fmt.Fprintf(b, "| `%s` | %s | `%s` | %s |\n", tool.Name, strings.Join(params, ", "), twins[tool.Name], strings.NewReplacer("|", "\\|", "*", "\\*").Replace(first))
 	}
 	b.WriteString("\n")
 }

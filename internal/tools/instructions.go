@@ -21,6 +21,9 @@ func Instructions(cfg *config.Config, scope *pathscope.Resolver, policy *confine
 			fmt.Fprintf(&b, " %s runs each command in a fresh shell whose working directory and exported variables persist across calls (a cd or export in one call holds for the next); use run_in_background for servers and long jobs.", bash)
 		}
 	}
+	if slices.Contains(names, "exec_command") {
+		b.WriteString(" exec_command runs each command in a fresh shell, in workdir (default: the session's working directory); a command still running after yield_time_ms returns a session ID: poll it, or type into it, with write_stdin.")
+	}
 	if slices.Contains(names, "task_input") {
 		b.WriteString(" For interactive programs (a REPL, a prompt that asks y/N or a password, a debugger, git add -p, vim, less), run bash with tty: true: the call comes back as a task once the program waits for input, and task_input types at it and returns its answer (or its screen, for a full-screen program).")
 	}
@@ -37,7 +40,7 @@ func Instructions(cfg *config.Config, scope *pathscope.Resolver, policy *confine
 	if rules := scope.DenyRules(); len(rules) > 0 {
 		fmt.Fprintf(&b, " File tools hide paths matching: %s.", strings.Join(rules, ", "))
 	}
-	if slices.Contains(names, "bash") || slices.Contains(names, "Bash") {
+	if slices.Contains(names, "bash") || slices.Contains(names, "Bash") || slices.Contains(names, "exec_command") {
 		writeConfinement(&b, scope, policy)
 	}
 	return b.String()

@@ -1,11 +1,14 @@
 package tools
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/watch"
 )
 
@@ -224,4 +227,73 @@ func multiEditDiff(a callArgs) string {
 		hunks = append(hunks, watch.Hunk{Old: callArgs(m).str("old_string"), New: callArgs(m).str("new_string")})
 	}
 	return watch.Diff(a.str("file_path"), hunks...)
+}
+
+// execLine summarizes exec_command: the command, and where it runs when not in the
+// working directory.
+func execLine(a callArgs) string {
+	s := a.str("cmd")
+	if w := a.str("workdir"); w != "" {
+		s += "  (in " + w + ")"
+	}
+	return s
+}
+
+// stdinLine summarizes write_stdin: the session, and what was typed only by its length,
+// as it may be a password.
+func stdinLine(a callArgs) string {
+	s := "session " + a.line("session_id")
+	if n := len(a.str("chars")); n > 0 {
+		s += fmt.Sprintf("  (typed %d chars)", n)
+	}
+	return s
+}
+
+// patchLine summarizes apply_patch: the files its sections name.
+func patchLine(a callArgs) string {
+	p, err := files.ParsePatch(a.str("input"))
+	if err != nil {
+		return "(a patch that does not parse)"
+	}
+	var parts []string
+	for _, op := range p.Ops {
+		s := string("ADM"[op.Kind]) + " " + op.Path
+		if op.MoveTo != "" {
+			s += " -> " + op.MoveTo
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// patchDiff shows apply_patch's change: each file's chunks, an added file's content, a
+// deleted file.
+func patchDiff(a callArgs) string {
+	p, err := files.ParsePatch(a.str("input"))
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, op := range p.Ops {
+		var hunks []watch.Hunk
+		switch op.Kind {
+		case files.OpAdd:
+			hunks = []watch.Hunk{{Where: "(new content)", New: op.Content}}
+		case files.OpDelete:
+			hunks = []watch.Hunk{{Where: "(deleted)"}}
+		}
+		for _, c := range op.Chunks {
+			hunks = append(hunks, watch.Hunk{Where: c.Context, Old: joinLines(c.Old), New: joinLines(c.New)})
+		}
+		b.WriteString(watch.Diff(cmp.Or(op.MoveTo, op.Path), hunks...))
+	}
+	return b.String()
+}
+
+// joinLines is lines, each ending in a newline.
+func joinLines(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

@@ -31,10 +31,11 @@ func optionalSchemaOf[T any]() schemaFunc {
 // Each call makes new ones, as a schema built from them may be changed.
 func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 	return map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[lineRange]():     {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
-		reflect.TypeFor[OutputMode]():    {Type: "string", Enum: outputModes},
-		reflect.TypeFor[EntryKind]():     {Type: "string", Enum: entryKinds},
-		reflect.TypeFor[editorCommand](): {Type: "string", Enum: editorCommands},
+		reflect.TypeFor[lineRange]():          {Type: "array", Items: &jsonschema.Schema{Type: "integer"}, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)},
+		reflect.TypeFor[OutputMode]():         {Type: "string", Enum: outputModes},
+		reflect.TypeFor[EntryKind]():          {Type: "string", Enum: entryKinds},
+		reflect.TypeFor[editorCommand]():      {Type: "string", Enum: editorCommands},
+		reflect.TypeFor[sandboxPermissions](): {Type: "string", Enum: sandboxValues},
 	}
 }
 

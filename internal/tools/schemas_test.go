@@ -33,6 +33,7 @@ func TestGeneratedSchemas(t *testing.T) {
 		func(*config.Config) {},
 		func(c *config.Config) { c.AnthropicCompat = true },
 		func(c *config.Config) { c.Tools = toolsClaudeCode },
+		func(c *config.Config) { c.Tools = toolsCodex },
 	} {
 		cfg := config.Default()
 		face(&cfg)

@@ -36,4 +36,12 @@ var table = []entry{
 	{"Glob", ccFiles, addGlob, report{summary: searchLine, logged: []string{"pattern", "path"}}},
 	{"Grep", ccFiles, addCCGrep, report{summary: searchLine,
 		logged: []string{"pattern", "path", "glob", "type", "output_mode"}}},
+
+	// --tools codex: Codex's names and parameters, on the same core.
+	{"exec_command", cxShell, addExecCommand, report{summary: execLine, quiet: quiet,
+		logged: []string{"cmd", "workdir", "tty", "yield_time_ms", "max_output_tokens", "sandbox_permissions", "prefix_rule", "shell", "login"}}},
+	{"write_stdin", cxShell, addWriteStdin, report{summary: stdinLine, quiet: quiet,
+		logged: []string{"session_id", "yield_time_ms", "max_output_tokens"}}},
+	{"apply_patch", cxFiles, addApplyPatch, report{summary: patchLine, diff: patchDiff}},
+	{"view_image", cxFiles, addViewImage, report{shows: "path", quiet: quiet, logged: []string{"path"}}},
 }

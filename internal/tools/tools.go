@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,7 +48,20 @@ const (
 	compat                  // str_replace_editor; on with --anthropic-compat
 	ccShell                 // Claude Code's Bash and background task tools; with --tools claude-code, off with --no-bash
 	ccFiles                 // Claude Code's file and search tools; with --tools claude-code
+	cxShell                 // Codex's exec_command and write_stdin; with --tools codex, off with --no-bash
+	cxFiles                 // Codex's apply_patch and view_image; with --tools codex
 )
+
+// toolSet is the --tools value that offers the group's tools.
+func (g group) toolSet() string {
+	switch g {
+	case ccShell, ccFiles:
+		return toolsClaudeCode
+	case cxShell, cxFiles:
+		return toolsCodex
+	}
+	return toolsBoris
+}
 
 // entry is one row of the tool table.
 type entry struct {
@@ -72,11 +86,11 @@ func (e entry) enabled(cfg *config.Config) bool {
 	if slices.Contains(cfg.DisableTools, e.name) {
 		return false
 	}
-	if claude := e.group == ccShell || e.group == ccFiles; claude != (cfg.Tools == toolsClaudeCode) {
+	if set := cmp.Or(cfg.Tools, toolsBoris); e.group.toolSet() != set {
 		return false
 	}
 	switch e.group {
-	case ccShell:
+	case ccShell, cxShell:
 		return !cfg.NoBash
 	case shellTools:
 		return !cfg.NoBash

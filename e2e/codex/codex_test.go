@@ -1,0 +1,303 @@
+// Package codex drives the built Boris binary through the real Codex CLI
+// (codex exec --json), over STDIO and over HTTP, with a fake OpenAI Responses
+// API on 127.0.0.1 in place of the model. The CLI is pinned in package.json
+// here; install it with `npm ci --prefix e2e/codex`. Without it the tests
+// skip, unless BORIS_E2E_CODEX=1 is set, which makes a missing CLI a failure.
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// codexVersion is the Codex CLI release these checks were written against.
+const codexVersion = "0.171.0"
+
+// unknownModel is a model slug Codex does not know: it lists MCP tools to the
+// model directly (as a namespace), and cuts a long tool output to about
+// 12,000 characters.
+const unknownModel = "boris-e2e-model"
+
+// defaultModel is Codex 0.171.0's default model: it is given MCP tools to call
+// from JavaScript that Codex's exec tool runs ("code mode").
+const defaultModel = "gpt-6.2-sol"
+
+var (
+	buildOnce sync.Once
+	borisBin  string
+	buildErr  error
+)
+
+// boris builds the Boris binary once for every test, or returns the one
+// named by BORIS_E2E_BINARY (to check a release build).
+func boris(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("BORIS_E2E_BINARY"); bin != "" {
+		return bin
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "boris-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		borisBin = filepath.Join(dir, "boris")
+		out, err := exec.Command("go", "build", "-o", borisBin, "github.com/mjkoo/boris/cmd/boris").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return borisBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if borisBin != "" {
+		os.RemoveAll(filepath.Dir(borisBin))
+	}
+	os.Exit(code)
+}
+
+// codex finds the Codex CLI: the one installed from package.json here, else
+// one on PATH. It skips the test when there is none, unless BORIS_E2E_CODEX=1
+// asks for the check to be mandatory.
+func codex(t *testing.T) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("node_modules", ".bin", "codex"))
+	if err == nil {
+		if _, err = os.Stat(path); err != nil {
+			path, err = exec.LookPath("codex")
+		}
+	}
+	if err != nil {
+		msg := "Codex CLI not found: run `npm ci --prefix e2e/codex` (or put codex on PATH)"
+		if os.Getenv("BORIS_E2E_CODEX") == "1" {
+			t.Fatal(msg + " (BORIS_E2E_CODEX=1 makes this check mandatory)")
+		}
+		t.Skip(msg)
+	}
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", path, err)
+	}
+	if !strings.Contains(string(out), codexVersion) {
+		t.Logf("checking with %s; these checks were written against Codex %s", strings.TrimSpace(string(out)), codexVersion)
+	}
+	return path
+}
+
+// run is one headless Codex turn: what it printed and the environment it
+// ran with.
+type run struct {
+	events []map[string]any // its --json events
+	stderr string
+}
+
+// runCodex runs one `codex exec --json` turn against the fake model at
+// baseURL, as model, with Boris configured as the MCP server "boris" by
+// server (the TOML keys of its [mcp_servers.boris] table) and env added.
+func runCodex(t *testing.T, baseURL, model, server string, env []string, timeout time.Duration) run {
+	t.Helper()
+	bin := codex(t)
+	home := t.TempDir()
+	config := fmt.Sprintf(`model = %q
+model_provider = "fake"
+approval_policy = "never"
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+wire_api = "responses"
+
+[mcp_servers.boris]
+default_tools_approval_mode = "approve"
+%s
+`, model, baseURL, server)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "exec", "--json", "--skip-git-repo-check", "-C", home, "Follow the script.")
+	cmd.Env = append(os.Environ(), append([]string{"CODEX_HOME=" + home, "HOME=" + home}, env...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	r := run{stderr: stderr.String()}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			r.events = append(r.events, ev)
+		}
+	}
+	return r
+}
+
+// wantClean checks that the turn ended with the fake model's final text.
+func (r run) wantClean(t *testing.T) {
+	t.Helper()
+	for _, ev := range r.events {
+		if item, ok := ev["item"].(map[string]any); ok && item["type"] == "agent_message" && item["text"] == finalText {
+			return
+		}
+	}
+	b, _ := json.MarshalIndent(r.events, "", "  ")
+	t.Errorf("codex did not finish the turn with %q; events:\n%s\nstderr:\n%s", finalText, b, r.stderr)
+}
+
+// stdioServer is the [mcp_servers.boris] table that starts Boris over STDIO
+// in dir.
+func stdioServer(t *testing.T, dir string, flags ...string) string {
+	args := append([]string{"--transport", "stdio", "--workdir", dir}, flags...)
+	a, _ := json.Marshal(args)
+	return fmt.Sprintf("command = %q\nargs = %s\ntool_timeout_sec = 120\n", boris(t), a)
+}
+
+// tokenEnv names the variable that carries Boris's token to Codex.
+const tokenEnv = "BORIS_E2E_TOKEN"
+
+// httpServer starts Boris over HTTP on a free loopback port with a bearer
+// token read from a file, and returns the [mcp_servers.boris] table that
+// reaches it and the environment that gives Codex the token.
+func httpServer(t *testing.T, dir string, flags ...string) (string, []string) {
+	t.Helper()
+	token := rand.Text()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json"}, flags...)
+	url := startHTTP(t, exec.Command(boris(t), args...))
+	return fmt.Sprintf("url = %q\nbearer_token_env_var = %q\n", url, tokenEnv), []string{tokenEnv + "=" + token}
+}
+
+// startHTTP starts cmd, a Boris serving HTTP, and returns its MCP URL.
+func startHTTP(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logs []string
+	listening := make(chan string, 1)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			mu.Lock()
+			logs = append(logs, lines.Text())
+			mu.Unlock()
+			var rec struct {
+				Msg string `json:"msg"`
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "serving http" {
+				select {
+				case listening <- rec.URL:
+				default:
+				}
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	log := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(logs, "\n")
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("boris log:\n%s", log())
+		}
+	})
+	select {
+	case url := <-listening:
+		return url
+	case <-exited:
+		t.Fatalf("boris exited before serving:\n%s", log())
+	case <-time.After(30 * time.Second):
+		t.Fatal("boris did not start serving within 30 s")
+	}
+	return ""
+}
+
+// workspace makes a directory holding files (name → content).
+func workspace(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// wantResult checks that the model read, as the output of script step i,
+// text containing every one of want.
+func wantResult(t *testing.T, m *fakeModel, i int, want ...string) {
+	t.Helper()
+	r, ok := m.result(i)
+	if !ok {
+		t.Errorf("step %d (%s): the model never received its output", i, m.script[i].Name)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(r, w) {
+			t.Errorf("step %d (%s): the output does not contain %q:\n%s", i, m.script[i].Name, w, r)
+		}
+	}
+}
+
+// wantFiles checks the files under dir (name → content).
+func wantFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("%s exists, want it gone", name)
+		case want != "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case want != "" && string(got) != want:
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func call(name string, args map[string]any) toolCall { return toolCall{Name: name, Args: args} }
