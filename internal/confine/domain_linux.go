@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/procfs"
 )
 
 // Domain is one session's Landlock domain: the commands it starts, and their children, may
@@ -174,7 +174,7 @@ func (l *launcher) fork(msg []byte, fds []int, take, fork time.Duration) (pid, p
 	l.resume()
 	// Before the request is sent: the launcher may fork long before Boris reads that it
 	// took the request.
-	since := bootTicks()
+	since := procfs.BootTicks()
 	if err := send(l.sock, msg, fds, time.Now().Add(take)); err != nil {
 		return 0, -1, fmt.Errorf("%w: %w", errNotTaken, err)
 	}
@@ -310,47 +310,11 @@ func exitStatus(info *unix.Siginfo) int32 {
 // children returns Boris's children named after the launcher that started since the
 // given boot time (one clock tick early, as start times are rounded).
 func children(self int, since uint64) []int {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	_ = d.Close()
 	var pids []int
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ... starttime (the 22nd field)
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open || s[open+1:end] != launcherComm {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 20 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		start, _ := strconv.ParseUint(f[19], 10, 64)
-		if ppid == self && start+1 >= since {
-			pids = append(pids, pid)
+	for _, p := range procfs.All() {
+		if p.Comm == launcherComm && p.PPID == self && p.Start+1 >= since {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids
-}
-
-// bootTicks is the time since boot in the clock ticks (USER_HZ, 100 on every Linux
-// architecture Go supports) that /proc/PID/stat counts start times in.
-func bootTicks() uint64 {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
-		return 0
-	}
-	return uint64(ts.Sec)*100 + uint64(ts.Nsec)*100/1e9
 }

@@ -276,7 +276,7 @@ func TestSessionLimit(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MaxSessions = 2
-	_, ts := startWith(t, cfg, func(s *Server) { s.openWait, s.idleGrace = time.Second, 50*time.Millisecond })
+	_, ts := startWith(t, cfg, func(s *Server) { s.pool.openWait, s.pool.idleGrace = time.Second, 50*time.Millisecond })
 	call := func(cs *mcp.ClientSession, command string) error {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command}})
 		if err == nil && res.IsError {
@@ -369,9 +369,7 @@ func TestSessionCyclesFreeEverything(t *testing.T) {
 	if after > before+10 {
 		t.Errorf("goroutines grew from %d to %d over 1000 session cycles", before, after)
 	}
-	srv.mu.Lock()
-	n := len(srv.sessions)
-	srv.mu.Unlock()
+	n := srv.pool.len()
 	if n != 0 {
 		t.Errorf("%d session states left after every client closed", n)
 	}
@@ -472,7 +470,7 @@ func TestManyClientsNeverDelete(t *testing.T) {
 	cfg.MaxSessions = 64
 	// A loaded machine (race detector, parallel tests) serves the queue slowly: let new
 	// clients wait longer than they would in production.
-	srv, ts := startWith(t, cfg, func(s *Server) { s.openWait = 2 * time.Minute })
+	srv, ts := startWith(t, cfg, func(s *Server) { s.pool.openWait = 2 * time.Minute })
 	file := filepath.Join(cfg.Workdir, "small.txt")
 	if err := os.WriteFile(file, []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -507,9 +505,7 @@ func TestManyClientsNeverDelete(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	srv.mu.Lock()
-	live := len(srv.httpSessions)
-	srv.mu.Unlock()
+	live := srv.pool.httpLen()
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)

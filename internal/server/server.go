@@ -2,13 +2,9 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,7 +19,8 @@ import (
 	"github.com/mjkoo/boris/internal/watch"
 )
 
-// Server is one Boris instance: the MCP server, its configuration and the live sessions.
+// Server is one Boris instance: the MCP server and its configuration, serving the client
+// sessions its pool holds and the workspaces of stateless requests.
 type Server struct {
 	cfg    *config.Config
 	log    *slog.Logger
@@ -34,26 +31,10 @@ type Server struct {
 	hub    *watch.Hub // the live view's events; nil with --no-watch
 	// watchKey is what the live view asks for when the server has no token (see WatchKey).
 	watchKey string
-	closed   chan struct{}
 
-	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session.Session
-	// httpSessions and opening count HTTP sessions for --max-sessions; changed is closed
-	// and replaced whenever one may have become free to evict.
-	httpSessions map[string]*httpSession
-	opening      int
-	changed      chan struct{}
-	// workspaces hold the state of stateless requests; bound maps each such request's
-	// protocol session to its workspace while it runs.
-	workspaces map[string]*workspace
-	bound      map[*mcp.ServerSession]*binding
-	done       bool
-	waiters    sync.WaitGroup
-
-	openWait, idleGrace, freshGrace time.Duration // see limitSessions; tests shorten them
-
-	postMu sync.Mutex
-	posts  map[string]*httpPost // HTTP POSTs being served, by callHeader id
+	pool       *sessionPool // each session's state; sessionful HTTP admission and eviction
+	workspaces *workspaces  // the state of stateless requests
+	posts      postRegistry // HTTP POSTs being served
 
 	beforeCalls func() // see BeforeCalls
 
@@ -83,25 +64,32 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		shell.LimitProcesses(cfg.MaxProcesses)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      log,
-		scope:    scope,
-		policy:   policy,
-		env:      commandEnv(environ, cfg.Token),
-		closed:   make(chan struct{}),
-		sessions: make(map[*mcp.ServerSession]*session.Session),
-
-		httpSessions: make(map[string]*httpSession),
-		changed:      make(chan struct{}),
-		workspaces:   make(map[string]*workspace),
-		bound:        make(map[*mcp.ServerSession]*binding),
-		posts:        make(map[string]*httpPost),
-		openWait:     openWait,
-		idleGrace:    idleGrace,
-		freshGrace:   freshGrace,
+		cfg:    cfg,
+		log:    log,
+		scope:  scope,
+		policy: policy,
+		env:    commandEnv(environ, cfg.Token),
 	}
+	s.pool = newSessionPool(poolOptions{
+		log: log, max: cfg.MaxSessions, newState: s.newState, ended: s.publishSessionEnd,
+		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, cfg.Transport, c) },
+		live:   s.liveIDs,
+	})
+	s.workspaces = newWorkspaces(workspaceOptions{
+		log: log, max: cfg.MaxSessions, idle: cfg.SessionIdleTimeout, newState: s.newState, ended: s.publishSessionEnd,
+		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },
+	})
 	s.startMCP()
 	return s, nil
+}
+
+// liveIDs yields the ids of the protocol sessions the MCP server still has.
+func (s *Server) liveIDs(yield func(string) bool) {
+	for ss := range s.mcp.Sessions() {
+		if !yield(ss.ID()) {
+			return
+		}
+	}
 }
 
 // startMCP makes the MCP server, with its middleware, and has the tools registered.
@@ -191,40 +179,10 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // session returns the state for ss: the workspace a stateless request is bound to, or the
 // session's own, created on first use, closed (its processes killed) when ss ends.
 func (s *Server) session(ss *mcp.ServerSession) (*session.Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b, ok := s.bound[ss]; ok {
-		return b.ws.st, nil
-	}
-	if st, ok := s.sessions[ss]; ok {
+	if st, ok := s.workspaces.stateOf(ss); ok {
 		return st, nil
 	}
-	if s.done {
-		return nil, errors.New("server is shutting down")
-	}
-	id := ss.ID()
-	if id == "" {
-		id = rand.Text()
-	}
-	st := s.newState(id)
-	s.sessions[ss] = st
-	s.waiters.Go(func() {
-		_ = ss.Wait()
-		s.mu.Lock()
-		delete(s.sessions, ss)
-		delete(s.httpSessions, ss.ID())
-		s.changedLocked()
-		s.mu.Unlock()
-		if err := st.Close(); err != nil {
-			s.log.Warn("closing session", "session", st.ID, "err", err)
-		}
-		s.publishSessionEnd(st)
-		s.log.Info("session closed", "session", st.ID)
-	})
-	client := clientOf(ss)
-	s.publishSession(st, s.cfg.Transport, client)
-	s.log.Info("session opened", "session", id, "client", clientName(client))
-	return st, nil
+	return s.pool.state(ss)
 }
 
 // newState returns fresh client state with the given id.
@@ -239,21 +197,11 @@ func (s *Server) newState(id string) *session.Session {
 	})
 }
 
-// changedLocked wakes whoever waits for a session to become free. s.mu must be held.
-func (s *Server) changedLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 // Close ends every client session, killing their processes, and waits until they are
 // freed. It is safe to call more than once.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if !s.done {
-		s.done = true
-		close(s.closed)
-	}
-	s.mu.Unlock()
+	s.pool.close()
+	s.workspaces.close()
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
 	s.closeStates()
 	if s.hub != nil {
@@ -262,40 +210,20 @@ func (s *Server) Close() {
 	for ss := range s.mcp.Sessions() {
 		_ = ss.Close()
 	}
-	s.waiters.Wait()
+	s.pool.wait()
+	s.workspaces.wait()
 }
 
 // closeState closes the state of the session with the given id, killing its processes.
 func (s *Server) closeState(id string) {
-	s.mu.Lock()
-	var st *session.Session
-	for ss, state := range s.sessions {
-		if ss.ID() == id {
-			st = state
-			break
-		}
-	}
-	s.mu.Unlock()
-	if st != nil {
+	if st := s.pool.stateOf(id); st != nil {
 		_ = st.Close()
 	}
 }
 
 // closeStates closes every session's and workspace's state, killing its processes.
 func (s *Server) closeStates() {
-	s.mu.Lock()
-	states := make([]*session.Session, 0, len(s.sessions)+len(s.workspaces))
-	for _, st := range s.sessions {
-		states = append(states, st)
-	}
-	for _, ws := range s.workspaces {
-		if ws.timer != nil {
-			ws.timer.Stop()
-		}
-		states = append(states, ws.st)
-	}
-	s.mu.Unlock()
-	for _, st := range states {
+	for _, st := range append(s.pool.all(), s.workspaces.all()...) {
 		_ = st.Close()
 	}
 }

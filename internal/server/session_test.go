@@ -86,9 +86,7 @@ func TestIdleSessionReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	receive(t, gone, "the idle session's processes to end") // the server's own idle timer
-	srv.mu.Lock()
-	n := len(srv.sessions)
-	srv.mu.Unlock()
+	n := srv.pool.len()
 	if n != 0 {
 		t.Fatalf("idle session not forgotten: %d sessions (its process %d has ended)", n, p)
 	}

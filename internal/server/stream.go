@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"net/http"
 	"slices"
 	"sync"
@@ -12,49 +11,6 @@ import (
 
 	"github.com/mjkoo/boris/internal/tools"
 )
-
-// callHeader carries, from the HTTP layer to the MCP middleware, the id under which an
-// HTTP request is registered in Server.posts. Whatever a client sends in it is dropped.
-const callHeader = "Boris-Internal-Post"
-
-// httpPost is one HTTP POST being served, as the MCP middleware sees it.
-type httpPost struct {
-	ctx       context.Context // the HTTP request's: done when the client goes away
-	w         *streamWriter
-	workspace string // stateless requests: the workspace key; "" for sessionful ones
-	owner     string // stateless requests: their credential and client address
-}
-
-// registerPost records a POST under a fresh id in its header, so that the MCP middleware
-// can find it, and returns a function that forgets it.
-func (s *Server) registerPost(r *http.Request, p *httpPost) (forget func()) {
-	id := rand.Text()
-	r.Header.Del(callHeader)
-	r.Header.Set(callHeader, id)
-	s.postMu.Lock()
-	s.posts[id] = p
-	s.postMu.Unlock()
-	return func() {
-		s.postMu.Lock()
-		delete(s.posts, id)
-		s.postMu.Unlock()
-	}
-}
-
-// postOf returns the HTTP POST a request arrived in, or nil (STDIO, in-memory transports).
-func (s *Server) postOf(req mcp.Request) *httpPost {
-	extra := req.GetExtra()
-	if extra == nil || extra.Header == nil {
-		return nil
-	}
-	id := extra.Header.Get(callHeader)
-	if id == "" {
-		return nil
-	}
-	s.postMu.Lock()
-	defer s.postMu.Unlock()
-	return s.posts[id]
-}
 
 // httpCalls ties a tool call to the HTTP request it came in: a stateless request is bound
 // to its workspace; the response starts at once and is kept alive while the call runs, so
@@ -66,18 +22,18 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || method != "tools/call" {
 			return next(ctx, method, req)
 		}
-		p := s.postOf(req)
+		p := s.posts.of(req)
 		if p == nil {
 			return next(ctx, method, req)
 		}
 		if p.workspace != "" && call.Session != nil {
-			release, err := s.bindWorkspace(call.Session, p.workspace, p.owner, call.ClientInfo())
+			release, err := s.workspaces.bind(call.Session, p.workspace, p.owner, call.ClientInfo())
 			if err != nil {
 				return toolError(err.Error()), nil
 			}
 			defer release()
 		} else if call.Session != nil {
-			defer s.markCalled(call.Session.ID())
+			defer s.pool.markCalled(call.Session.ID())
 		}
 		// An unknown tool is answered with a protocol error, which must keep its HTTP
 		// status; anything else answers with a result on the stream.

@@ -40,8 +40,8 @@ func (s *Server) taskRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
-		if p := s.postOf(req); p != nil && p.workspace != "" && ss != nil {
-			release, err := s.bindWorkspace(ss, p.workspace, p.owner, nil)
+		if p := s.posts.of(req); p != nil && p.workspace != "" && ss != nil {
+			release, err := s.workspaces.bind(ss, p.workspace, p.owner, nil)
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +41,7 @@ type binding struct {
 // workspaceKey names the workspace of a stateless request: its credential (the bearer token
 // it was admitted with, whatever the spelling of the scheme and the spaces around it; none
 // when the server has no token) and the name in [WorkspaceHeader], if any. owner names who
-// asks: the credential and the client's address, which [Server.bindWorkspace] bounds.
+// asks: the credential and the client's address, which [workspaces.bind] bounds.
 // A header that is present but blank, or given twice, is refused: a client whose template
 // lost its value must not land in the shared workspace.
 func workspaceKey(r *http.Request, token string) (key, owner string, err error) {
@@ -80,90 +82,135 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// bindWorkspace makes ss, the protocol session of one stateless request, use the workspace
-// named key, opening it if needed, until release is called. owner is who asks (see
-// [workspaceKey]); client is who sent the request, shown in the live view when the
-// workspace opens.
+// workspaces holds the workspaces of stateless requests, within --max-sessions, and which
+// protocol session is bound to which while its request runs.
 //
-// One owner holds at most [Server.ownerQuota] workspaces: past it, a new one replaces the
+// One owner holds at most [workspaces.quota] workspaces: past it, a new one replaces the
 // owner's own least recently used idle workspace, never another's. So one client opening
 // many names can push out at most that many of the others' idle workspaces when the table
 // is full, and a workspace with a call or background task running is never closed.
-func (s *Server) bindWorkspace(ss *mcp.ServerSession, key, owner string, client *mcp.Implementation) (release func(), err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
+type workspaces struct {
+	workspaceOptions
+
+	mu     sync.Mutex
+	byKey  map[string]*workspace
+	bound  map[*mcp.ServerSession]*binding
+	done   bool
+	closes sync.WaitGroup // the goroutines closing dropped workspaces' states
+}
+
+// workspaceOptions is what [workspaces] are made with.
+type workspaceOptions struct {
+	log      *slog.Logger
+	max      int                                         // --max-sessions
+	idle     time.Duration                               // --session-idle-timeout; 0: never reaped
+	newState func(id string) *session.Session            // a fresh state
+	opened   func(*session.Session, *mcp.Implementation) // a workspace opened, for this client
+	ended    func(*session.Session)                      // a workspace closed
+}
+
+func newWorkspaces(o workspaceOptions) *workspaces {
+	return &workspaces{
+		workspaceOptions: o,
+		byKey:            make(map[string]*workspace),
+		bound:            make(map[*mcp.ServerSession]*binding),
+	}
+}
+
+// stateOf returns the state of the workspace ss is bound to, if it is.
+func (w *workspaces) stateOf(ss *mcp.ServerSession) (*session.Session, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if b, ok := w.bound[ss]; ok {
+		return b.ws.st, true
+	}
+	return nil, false
+}
+
+// bind makes ss, the protocol session of one stateless request, use the workspace named
+// key, opening it if needed, until release is called. owner is who asks (see
+// [workspaceKey]); client is who sent the request, shown in the live view when the
+// workspace opens.
+func (w *workspaces) bind(ss *mcp.ServerSession, key, owner string, client *mcp.Implementation) (release func(), err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
 		return nil, errors.New("server is shutting down")
 	}
-	ws := s.workspaces[key]
+	ws := w.byKey[key]
 	if ws == nil {
-		if err := s.makeRoomLocked(owner); err != nil {
+		if err := w.makeRoomLocked(owner); err != nil {
 			return nil, err
 		}
 		sum := sha256.Sum256([]byte(key))
-		ws = &workspace{key: key, owner: owner, st: s.newState("ws-" + hex.EncodeToString(sum[:6]))}
-		s.workspaces[key] = ws
-		s.log.Info("workspace opened", "workspace", ws.st.ID, "client", clientName(client))
-		s.publishSession(ws.st, "http (stateless)", client)
+		ws = &workspace{key: key, owner: owner, st: w.newState("ws-" + hex.EncodeToString(sum[:6]))}
+		w.byKey[key] = ws
+		w.log.Info("workspace opened", "workspace", ws.st.ID, "client", clientName(client))
+		w.opened(ws.st, client)
 	}
 	ws.active++
 	if ws.timer != nil {
 		ws.timer.Stop()
 	}
-	b := s.bound[ss]
+	b := w.bound[ss]
 	if b == nil {
 		b = &binding{ws: ws}
-		s.bound[ss] = b
+		w.bound[ss] = b
 	}
 	b.refs++
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		ws.active--
-		ws.lastUsed = time.Now()
-		if ws.active == 0 && s.cfg.SessionIdleTimeout > 0 && !s.done {
-			if ws.timer == nil {
-				ws.timer = time.AfterFunc(s.cfg.SessionIdleTimeout, func() { s.reapWorkspace(ws) })
-			} else {
-				ws.timer.Reset(s.cfg.SessionIdleTimeout)
-			}
-		}
-		if b.refs--; b.refs == 0 {
-			delete(s.bound, ss)
-		}
-	}, nil
+	return func() { w.release(ss, b) }, nil
 }
 
-// ownerQuota is how many workspaces one owner may hold: a quarter of the table, at least one.
-func (s *Server) ownerQuota() int { return max(1, s.cfg.MaxSessions/4) }
+// release ends one binding of ss, and starts the idle timer of its workspace when nothing
+// runs in it any more.
+func (w *workspaces) release(ss *mcp.ServerSession, b *binding) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ws := b.ws
+	ws.active--
+	ws.lastUsed = time.Now()
+	if ws.active == 0 && w.idle > 0 && !w.done {
+		if ws.timer == nil {
+			ws.timer = time.AfterFunc(w.idle, func() { w.reap(ws) })
+		} else {
+			ws.timer.Reset(w.idle)
+		}
+	}
+	if b.refs--; b.refs == 0 {
+		delete(w.bound, ss)
+	}
+}
+
+// quota is how many workspaces one owner may hold: a quarter of the table, at least one.
+func (w *workspaces) quota() int { return max(1, w.max/4) }
 
 // makeRoomLocked makes room for a new workspace of owner, closing one that has nothing
 // running if needed: the owner's own when it holds its quota, else the least recently used
-// of all when the table is full. s.mu must be held.
-func (s *Server) makeRoomLocked(owner string) error {
+// of all when the table is full. w.mu must be held.
+func (w *workspaces) makeRoomLocked(owner string) error {
 	held := 0
-	for _, ws := range s.workspaces {
+	for _, ws := range w.byKey {
 		if ws.owner == owner {
 			held++
 		}
 	}
-	if held >= s.ownerQuota() {
-		if !s.evictWorkspaceLocked(owner) {
+	if held >= w.quota() {
+		if !w.evictLocked(owner) {
 			return fmt.Errorf("this client holds %d stateless workspaces (the most one client may), each with a call or background task running: retry when one finishes, reuse a workspace name, or raise --max-sessions", held)
 		}
 		return nil
 	}
-	if len(s.workspaces) >= s.cfg.MaxSessions && !s.evictWorkspaceLocked("") {
-		return fmt.Errorf("too many stateless workspaces (%d), each with a call or background task running: retry when one finishes, or raise --max-sessions", len(s.workspaces))
+	if len(w.byKey) >= w.max && !w.evictLocked("") {
+		return fmt.Errorf("too many stateless workspaces (%d), each with a call or background task running: retry when one finishes, or raise --max-sessions", len(w.byKey))
 	}
 	return nil
 }
 
-// evictWorkspaceLocked closes the least recently used workspace that has nothing running,
-// of owner when it is not "", and reports whether there was one. s.mu must be held.
-func (s *Server) evictWorkspaceLocked(owner string) bool {
+// evictLocked closes the least recently used workspace that has nothing running, of owner
+// when it is not "", and reports whether there was one. w.mu must be held.
+func (w *workspaces) evictLocked(owner string) bool {
 	var victim *workspace
-	for _, ws := range s.workspaces {
+	for _, ws := range w.byKey {
 		if ws.active > 0 || runningTasks(ws.st) || owner != "" && ws.owner != owner {
 			continue
 		}
@@ -174,35 +221,66 @@ func (s *Server) evictWorkspaceLocked(owner string) bool {
 	if victim == nil {
 		return false
 	}
-	s.dropWorkspaceLocked(victim)
-	s.log.Info("closed the least recently used idle workspace to make room", "workspace", victim.st.ID)
+	w.dropLocked(victim)
+	w.log.Info("closed the least recently used idle workspace to make room", "workspace", victim.st.ID)
 	return true
 }
 
-// reapWorkspace closes ws if it is still idle.
-func (s *Server) reapWorkspace(ws *workspace) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done || s.workspaces[ws.key] != ws || ws.active > 0 || time.Since(ws.lastUsed) < s.cfg.SessionIdleTimeout {
+// reap closes ws if it is still idle.
+func (w *workspaces) reap(ws *workspace) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || w.byKey[ws.key] != ws || ws.active > 0 || time.Since(ws.lastUsed) < w.idle {
 		return
 	}
-	s.dropWorkspaceLocked(ws)
-	s.log.Info("idle workspace closed", "workspace", ws.st.ID)
+	w.dropLocked(ws)
+	w.log.Info("idle workspace closed", "workspace", ws.st.ID)
 }
 
-// dropWorkspaceLocked forgets ws and closes its state in the background. s.mu must be held.
-func (s *Server) dropWorkspaceLocked(ws *workspace) {
-	delete(s.workspaces, ws.key)
+// dropLocked forgets ws and closes its state in the background. w.mu must be held.
+func (w *workspaces) dropLocked(ws *workspace) {
+	delete(w.byKey, ws.key)
 	if ws.timer != nil {
 		ws.timer.Stop()
 	}
-	s.publishSessionEnd(ws.st)
-	s.waiters.Go(func() {
+	w.ended(ws.st)
+	w.closes.Go(func() {
 		if err := ws.st.Close(); err != nil {
-			s.log.Warn("closing workspace", "workspace", ws.st.ID, "err", err)
+			w.log.Warn("closing workspace", "workspace", ws.st.ID, "err", err)
 		}
 	})
 }
+
+// all stops every workspace's idle timer and returns their states.
+func (w *workspaces) all() []*session.Session {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	states := make([]*session.Session, 0, len(w.byKey))
+	for _, ws := range w.byKey {
+		if ws.timer != nil {
+			ws.timer.Stop()
+		}
+		states = append(states, ws.st)
+	}
+	return states
+}
+
+// len returns how many workspaces are open.
+func (w *workspaces) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.byKey)
+}
+
+// close refuses new bindings from now on.
+func (w *workspaces) close() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}
+
+// wait waits until every dropped workspace's state is closed.
+func (w *workspaces) wait() { w.closes.Wait() }
 
 // runningTasks reports whether st has a background task still running.
 func runningTasks(st *session.Session) bool {

@@ -163,9 +163,7 @@ func TestWorkspaceLimit(t *testing.T) {
 		cs := dialWorkspace(t, ts.URL, "", name)
 		bashText(t, cs, "mkdir -p "+name+" && cd "+name)
 	}
-	srv.mu.Lock()
-	n := len(srv.workspaces)
-	srv.mu.Unlock()
+	n := srv.workspaces.len()
 	if n > 2 {
 		t.Errorf("%d workspaces open, limit 2", n)
 	}
@@ -192,9 +190,7 @@ func TestIdleWorkspaceReaped(t *testing.T) {
 		t.Fatalf("background bash: %v %s", err, text(res))
 	}
 	receive(t, gone, "the idle workspace's processes to end") // the server's own idle timer
-	srv.mu.Lock()
-	n := len(srv.workspaces)
-	srv.mu.Unlock()
+	n := srv.workspaces.len()
 	if n != 0 {
 		t.Fatalf("idle workspace not forgotten: %d open", n)
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/procfs"
 )
 
 // A fork bomb in one command must not take the server, or other sessions, down with it.
@@ -174,7 +176,7 @@ var pidsBase = sync.OnceValue(func() pidsTree {
 	}
 	parent := filepath.Join(mount, own)
 	removeStaleV1(parent)
-	me, _ := readStat(os.Getpid())
+	me, _ := procfs.Read(os.Getpid())
 	dir := filepath.Join(parent, baseName(me))
 	if err := os.Mkdir(dir, 0o755); err != nil || !setLimit(dir, commandsLimit()) {
 		_ = os.Remove(dir)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/procfs"
 )
 
 // Marked returns the processes, outside process group except, whose environment holds
@@ -53,8 +55,8 @@ func Marked(mark string, except int) []int {
 
 // zombie reports whether pid is gone or a zombie.
 func zombie(pid int) bool {
-	st, ok := readStat(pid)
-	return !ok || st.zombie
+	st, ok := procfs.Read(pid)
+	return !ok || st.Zombie
 }
 
 // groupRunning reports whether a member of group pgid is not a zombie.
@@ -68,7 +70,7 @@ func groupRunning(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if st, ok := readStat(pid); ok && st.pgid == pgid && !st.zombie {
+		if st, ok := procfs.Read(pid); ok && st.PGID == pgid && !st.Zombie {
 			return true
 		}
 	}

@@ -55,7 +55,10 @@ func runningWith(s string) []int {
 	return pids
 }
 
-// startEscapes runs every escape in the session and returns the pids they wrote.
+// startEscapes runs every escape in the session and returns the pids they wrote. With a
+// timeout, the command waits for the pids and then sleeps until the timeout ends it; on a
+// machine too loaded to start them all before that timeout, it tries again with twice
+// the timeout, so the test always times out a command whose escapes have all started.
 func startEscapes(t *testing.T, cs *mcp.ClientSession, dir string, timeoutMS int) []int {
 	t.Helper()
 	var script []string
@@ -64,14 +67,24 @@ func startEscapes(t *testing.T, cs *mcp.ClientSession, dir string, timeoutMS int
 	}
 	files := []string{"pid.a", "pid.b", "pid.c0", "pid.c1", "pid.c2", "pid.c3", "pid.c4", "pid.r"}
 	wait := "for f in " + strings.Join(files, " ") + "; do while [ ! -s $f ]; do sleep 0.01; done; done"
-	args := map[string]any{"command": strings.Join(script, "\n") + "\n" + wait}
-	if timeoutMS > 0 {
-		args["command"] = args["command"].(string) + "\nsleep 100"
-		args["timeout"] = timeoutMS
-	}
-	res, out := bash(t, cs, args)
-	if res.IsError || timeoutMS > 0 && !out.TimedOut || timeoutMS == 0 && *out.ExitCode != 0 {
-		t.Fatalf("starting the escapes: %s", textOf(res))
+	command := "rm -f pid.*\n" + strings.Join(script, "\n") + "\n" + wait
+	for {
+		args := map[string]any{"command": command}
+		if timeoutMS > 0 {
+			args["command"] = command + "\necho escapes started\nsleep 100"
+			args["timeout"] = timeoutMS
+		}
+		res, out := bash(t, cs, args)
+		if res.IsError || timeoutMS > 0 && !out.TimedOut || timeoutMS == 0 && *out.ExitCode != 0 {
+			t.Fatalf("starting the escapes: %s", textOf(res))
+		}
+		if timeoutMS == 0 || strings.Contains(out.Stdout, "escapes started") {
+			break
+		}
+		if timeoutMS *= 2; timeoutMS > 60_000 {
+			t.Fatalf("the escapes did not all start within a minute: %s", textOf(res))
+		}
+		t.Logf("the escapes did not all start before the timeout; trying again with %d ms", timeoutMS)
 	}
 	var pids []int
 	for _, f := range files {
