@@ -15,6 +15,7 @@ type Stat struct {
 	PID, PPID, PGID, SID int
 	Comm                 string // the name of its program, as the kernel truncates it
 	Start                uint64 // when it started: time since boot in clock ticks (see [BootTicks])
+	State                byte   // R running, S asleep (interruptibly), D, T, Z...
 	Zombie               bool   // it has exited, and is not reaped yet
 }
 
@@ -38,7 +39,7 @@ func Parse(pid int, b []byte) (Stat, bool) {
 	if len(f) < 20 {
 		return Stat{}, false
 	}
-	st := Stat{PID: pid, Zombie: f[0] == "Z" || f[0] == "X"}
+	st := Stat{PID: pid, State: f[0][0], Zombie: f[0] == "Z" || f[0] == "X"}
 	if open := bytes.IndexByte(b[:end], '('); open >= 0 {
 		st.Comm = string(b[open+1 : end])
 	}

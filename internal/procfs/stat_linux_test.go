@@ -13,9 +13,9 @@ func TestParse(t *testing.T) {
 		want Stat
 		ok   bool
 	}{
-		{"running", "42 (bash) S 1 42 40 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 7001 0 0", Stat{PID: 42, PPID: 1, PGID: 42, SID: 40, Comm: "bash", Start: 7001}, true},
-		{"name with spaces and parentheses", "42 (a) b (c) Z 7 8 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0", Stat{PID: 42, PPID: 7, PGID: 8, SID: 9, Comm: "a) b (c", Start: 12, Zombie: true}, true},
-		{"dead", "42 (x) X 7 8 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0", Stat{PID: 42, PPID: 7, PGID: 8, SID: 9, Comm: "x", Start: 12, Zombie: true}, true},
+		{"asleep", "42 (bash) S 1 42 40 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 7001 0 0", Stat{PID: 42, PPID: 1, PGID: 42, SID: 40, Comm: "bash", Start: 7001, State: 'S'}, true},
+		{"name with spaces and parentheses", "42 (a) b (c) Z 7 8 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0", Stat{PID: 42, PPID: 7, PGID: 8, SID: 9, Comm: "a) b (c", Start: 12, State: 'Z', Zombie: true}, true},
+		{"dead", "42 (x) X 7 8 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0", Stat{PID: 42, PPID: 7, PGID: 8, SID: 9, Comm: "x", Start: 12, State: 'X', Zombie: true}, true},
 		{"no name", "42 S 1 42 40 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 7001 0 0", Stat{}, false},
 		{"cut short", "42 (bash) S 1 42 40 0 -1", Stat{}, false},
 		{"empty", "", Stat{}, false},

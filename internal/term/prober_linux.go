@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/procfs"
 )
 
 // Prober looks at a terminal's foreground again and again. It keeps the /proc files of
@@ -133,15 +135,10 @@ func (f *procFiles) read(fd int) ([]byte, bool) {
 	return f.buf[:n], true
 }
 
-type stat struct {
-	state byte
-	pgrp  int
-}
-
 // stat reads the process's state and process group from /proc/PID/stat. A file that
 // can no longer be read (its process ended) is opened again once: the id may be a new
 // process's.
-func (f *procFiles) stat() (stat, bool) {
+func (f *procFiles) stat() (procfs.Stat, bool) {
 	b, ok := f.read(f.statFD)
 	if !ok {
 		f.close()
@@ -149,31 +146,18 @@ func (f *procFiles) stat() (stat, bool) {
 		b, ok = f.read(f.statFD)
 	}
 	if !ok {
-		return stat{}, false
+		return procfs.Stat{}, false
 	}
-	return parseStat(b)
+	return procfs.Parse(f.pid, b)
 }
 
 // statKept is stat from the file kept open only: the process looked at last, or none.
-func (f *procFiles) statKept() (stat, bool) {
+func (f *procFiles) statKept() (procfs.Stat, bool) {
 	b, ok := f.read(f.statFD)
 	if !ok {
-		return stat{}, false
+		return procfs.Stat{}, false
 	}
-	return parseStat(b)
-}
-
-func parseStat(b []byte) (stat, bool) {
-	i := bytes.LastIndexByte(b, ')') // the command name may hold anything
-	if i < 0 {
-		return stat{}, false
-	}
-	fl := bytes.Fields(b[i+1:])
-	if len(fl) < 3 || len(fl[0]) != 1 {
-		return stat{}, false
-	}
-	pgrp, err := strconv.Atoi(string(fl[2]))
-	return stat{state: fl[0][0], pgrp: pgrp}, err == nil
+	return procfs.Parse(f.pid, b)
 }
 
 // runs returns how often the process was scheduled (the third field of

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/procfs"
 )
 
 // maxProbed bounds the processes a probe looks at.
@@ -39,11 +41,11 @@ func (p *Prober) Look() Probe {
 		}
 		f := p.files(pid)
 		st, ok := f.stat()
-		if !ok || st.pgrp != pgrp {
+		if !ok || st.PGID != pgrp {
 			return
 		}
 		seen++
-		if st.state != 'S' {
+		if st.State != 'S' {
 			leaderRuns = leaderRuns || pid == pgrp
 			return // running: it has yet to sleep, so it counts as having run since any probe
 		}
@@ -95,11 +97,11 @@ func (p *Prober) Before() Probe {
 	}
 	p.mu.Lock()
 	f, ok := p.procs[pgrp]
-	var st stat
+	var st procfs.Stat
 	if ok && !p.closed {
 		st, ok = f.statKept()
 	}
-	same := ok && !p.closed && st.state == 'S' && st.pgrp == pgrp && f.runs() == last.runs
+	same := ok && !p.closed && st.State == 'S' && st.PGID == pgrp && f.runs() == last.runs
 	p.mu.Unlock()
 	if !same {
 		return p.Look()
