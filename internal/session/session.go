@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,7 +242,7 @@ func (s *Session) SpillDir() (string, error) {
 		return "", errors.New("session is closed")
 	}
 	if s.spillDir == "" {
-		dir, err := os.MkdirTemp("", "boris-"+safeName(s.ID)+"-")
+		dir, err := makeSpillDir(s.ID)
 		if err != nil {
 			return "", fmt.Errorf("creating spill directory: %w", err)
 		}
@@ -337,6 +339,20 @@ func (s *Session) newDomain() (*confine.Domain, error) {
 	s.env = append(slices.DeleteFunc(s.env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
 	s.mu.Unlock()
 	return d, nil
+}
+
+// makeSpillDir makes a private directory for saved output of the session id. Its name
+// has a fixed length (os.MkdirTemp's random part does not), so that the notes naming it,
+// and with them how much of an output fits a result's budget, do not vary from one
+// session to the next.
+func makeSpillDir(id string) (string, error) {
+	for range 10 {
+		dir := filepath.Join(os.TempDir(), "boris-"+safeName(id)+"-"+rand.Text()[:10])
+		if err := os.Mkdir(dir, 0o700); !errors.Is(err, fs.ErrExist) {
+			return dir, err
+		}
+	}
+	return "", errors.New("every name tried is taken")
 }
 
 func safeName(id string) string {

@@ -201,7 +201,7 @@ func (p *paths) expand(s string) string {
 }
 
 // spillDir matches a session's directory for saved output (see session.SpillDir).
-var spillDir = regexp.MustCompile(regexp.QuoteMeta(os.TempDir()) + `/boris-[A-Za-z0-9]*-[0-9]+`)
+var spillDir = regexp.MustCompile(regexp.QuoteMeta(os.TempDir()) + `/boris-[A-Za-z0-9]*-[A-Z2-7]{10}`)
 
 // spillID matches the random part of a saved output file's name.
 var spillID = regexp.MustCompile(`\$SPILL/[A-Za-z]*-([0-9a-f]{6,})`)
