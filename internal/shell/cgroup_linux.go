@@ -116,6 +116,12 @@ func populated(dir string) bool {
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
 func cgroup2Mount() string {
+	return mountOf(func(fstype string, _ []string) bool { return fstype == "cgroup2" })
+}
+
+// mountOf returns the mount point of the first whole-hierarchy mount (root "/") in
+// /proc/self/mountinfo whose file system type and super options match, or "".
+func mountOf(match func(fstype string, super []string) bool) string {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return ""
@@ -125,11 +131,9 @@ func cgroup2Mount() string {
 	for sc.Scan() {
 		// id parent major:minor root mountpoint options ... - fstype source superoptions
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
-			continue
-		}
-		if f := strings.Fields(pre); len(f) >= 5 && f[3] == "/" {
-			return unescapeMount(f[4])
+		p, m := strings.Fields(post), strings.Fields(pre)
+		if ok && len(p) >= 3 && len(m) >= 5 && m[3] == "/" && match(p[0], strings.Split(p[2], ",")) {
+			return unescapeMount(m[4])
 		}
 	}
 	return ""

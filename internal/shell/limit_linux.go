@@ -3,7 +3,6 @@
 package shell
 
 import (
-	"bufio"
 	"math"
 	"os"
 	"path/filepath"
@@ -137,20 +136,9 @@ func ownCgroup(id, controller string) string {
 
 // pidsV1Mount returns where a cgroup v1 hierarchy with the pids controller is mounted, or "".
 func pidsV1Mount() string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		p, m := strings.Fields(post), strings.Fields(pre)
-		if ok && len(p) >= 3 && p[0] == "cgroup" && slices.Contains(strings.Split(p[2], ","), "pids") && len(m) >= 5 && m[3] == "/" {
-			return unescapeMount(m[4])
-		}
-	}
-	return ""
+	return mountOf(func(fstype string, super []string) bool {
+		return fstype == "cgroup" && slices.Contains(super, "pids")
+	})
 }
 
 // pidsTree is where commands' pids limits are set.
