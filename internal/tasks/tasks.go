@@ -311,28 +311,40 @@ func (m *Manager) Output(ctx context.Context, id string, wait time.Duration, bud
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if wait > 0 && !t.finished() && !t.hasNew() {
+	if wait > 0 {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
-		for {
-			t.mu.Lock()
-			ch := t.changed
-			t.mu.Unlock()
-			if t.finished() || t.hasNew() {
-				break
-			}
-			select {
-			case <-ch:
-				continue
-			case <-t.done:
-			case <-timer.C:
-			case <-ctx.Done():
-			case <-m.ctx.Done():
-			}
-			break
-		}
+		m.watch(ctx, t, timer.C, func(final bool) bool { return final || t.hasNew() })
 	}
 	return m.read(t, budget, hint), nil
+}
+
+// watch calls check each time t's output changes, until check returns true, t has ended
+// (after a last check, with final set), expire fires, or ctx or the manager ends. It
+// reports whether check returned true.
+func (m *Manager) watch(ctx context.Context, t *Task, expire <-chan time.Time, check func(final bool) bool) bool {
+	for {
+		t.mu.Lock()
+		ch := t.changed
+		t.mu.Unlock()
+		final := t.finished()
+		if check(final) {
+			return true
+		}
+		if final {
+			return false
+		}
+		select {
+		case <-ch:
+		case <-t.done:
+		case <-expire:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-m.ctx.Done():
+			return false
+		}
+	}
 }
 
 // read returns t's state and the output it wrote since the last read, within budget

@@ -43,30 +43,16 @@ func (m *Manager) Until(ctx context.Context, id string, re *regexp.Regexp, wait 
 	t.mu.Unlock()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for {
-		t.mu.Lock()
-		ch := t.changed
-		t.mu.Unlock()
-		final := t.finished()
+	var match *Match
+	m.watch(ctx, t, timer.C, func(final bool) bool {
 		for _, s := range scans {
-			if match := s.scan(re, final); match != nil {
-				return match, nil
+			if match = s.scan(re, final); match != nil {
+				return true
 			}
 		}
-		if final {
-			return nil, nil
-		}
-		select {
-		case <-ch:
-		case <-t.done:
-		case <-timer.C:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, nil
-		case <-m.ctx.Done():
-			return nil, nil
-		}
-	}
+		return false
+	})
+	return match, nil
 }
 
 // scanner reads one stream line by line from a position on.
