@@ -37,6 +37,13 @@ const (
 	floodPause = 50 * time.Millisecond
 )
 
+// Output that asks nothing of the terminal is interpreted lazyDelay after it comes, or
+// once lazyBytes of it wait, or as soon as the screen is looked at.
+const (
+	lazyDelay = 20 * time.Millisecond
+	lazyBytes = 16 << 10
+)
+
 // writeTimeout bounds one write to the terminal's input: a program that reads none of
 // its input must not hold a call.
 const writeTimeout = 2 * time.Second
@@ -65,6 +72,15 @@ type Screen struct {
 	fed      *sync.Cond
 	closed   bool
 	lost     int64 // input bytes the program did not take
+	// switches counts writes that may switch screens (see mayswitch) not yet interpreted;
+	// while it is 0, the emulator is on the alternate screen exactly when onAlt is true.
+	switches int
+	onAlt    bool
+	openEsc  bool // the last write ended inside an escape sequence
+	// urgent: pending output may ask the terminal something; it is interpreted at once.
+	// Other output waits up to lazyDelay, so that interpreting it does not compete with
+	// the program and its caller while they exchange a line.
+	urgent bool
 	wake     chan struct{}
 	wg       sync.WaitGroup
 }
@@ -86,6 +102,12 @@ func NewScreen(rows, cols int) *Screen {
 func (s *Screen) Write(p []byte) {
 	s.pmu.Lock()
 	if !s.closed {
+		e := scan(p)
+		if e.switches || s.openEsc {
+			s.switches++
+		}
+		s.urgent = s.urgent || e.asks || e.open || s.openEsc
+		s.openEsc = e.open
 		s.pending = append(s.pending, p...)
 		if len(s.pending) > maxPending {
 			over := len(s.pending) - keepOnSkip
@@ -94,10 +116,17 @@ func (s *Screen) Write(p []byte) {
 			s.skipped, s.flooding = true, true
 		}
 	}
+	urgent := s.urgent || len(s.pending) >= lazyBytes
 	s.pmu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+	if urgent {
+		select {
+		case s.want <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -142,13 +171,20 @@ func (s *Screen) feed() {
 			s.flooding = false
 			s.busy = true
 			s.pmu.Unlock()
-			s.pause()
+			s.pause(floodPause)
+			s.pmu.Lock()
+		} else if !s.urgent && len(s.pending) < lazyBytes {
+			s.busy = true
+			s.pmu.Unlock()
+			s.pause(lazyDelay)
 			s.pmu.Lock()
 		}
 		batch := s.pending
 		s.pending = nil
 		alt := s.alt
 		s.alt = -1
+		switches := s.switches
+		s.urgent = false
 		s.busy = true
 		s.pmu.Unlock()
 
@@ -161,13 +197,70 @@ func (s *Screen) feed() {
 			_, _ = s.em.Write(seq)
 		}
 		_, _ = s.em.Write(batch)
+		onAlt := s.em.IsAltScreen()
 		s.mu.Unlock()
+		s.pmu.Lock()
+		s.onAlt = onAlt
+		s.switches -= switches
+		s.pmu.Unlock()
 	}
 }
 
-// pause waits floodPause, or until someone waits for the screen.
-func (s *Screen) pause() {
-	t := time.NewTimer(floodPause)
+// escapes is what a piece of output holds that the screen must know of before the
+// emulator has interpreted it.
+type escapes struct {
+	switches bool // it may switch between the normal and the alternate screen
+	asks     bool // it may ask the terminal something (a query the program waits on)
+	open     bool // it ends inside an escape sequence, which the next piece completes
+}
+
+// scan looks for escapes in p: private modes 47, 1047 and 1049 set or reset and full
+// resets (ESC c) switch screens; control sequences ending in c, n, q, t, u or $p, OSC and
+// DCS strings and ESC Z may ask for an answer.
+func scan(p []byte) escapes {
+	var e escapes
+	for i := bytes.IndexByte(p, 0x1b); i >= 0; {
+		rest := p[i+1:]
+		if len(rest) == 0 {
+			e.open = true
+			return e
+		}
+		switch rest[0] {
+		case 'c':
+			e.switches = true
+		case 'Z', ']', 'P':
+			e.asks = true
+		case '[':
+			end := 1
+			for end < len(rest) && rest[end] >= 0x20 && rest[end] <= 0x3f {
+				end++ // parameter and intermediate bytes
+			}
+			if end == len(rest) {
+				e.open = true
+				return e
+			}
+			final, params := rest[end], rest[1:end]
+			switch {
+			case bytes.IndexByte([]byte("cnqtu"), final) >= 0, final == 'p' && bytes.HasSuffix(params, []byte("$")):
+				e.asks = true
+			case (final == 'h' || final == 'l') && len(params) > 0 && params[0] == '?':
+				for param := range strings.SplitSeq(string(params[1:]), ";") {
+					e.switches = e.switches || param == "47" || param == "1047" || param == "1049"
+				}
+			}
+		}
+		next := bytes.IndexByte(rest, 0x1b)
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return e
+}
+
+// pause waits d, or until someone waits for the screen or output needs interpreting.
+func (s *Screen) pause(d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -217,6 +310,7 @@ func (s *Screen) Type(text []byte, keys []Key) error {
 		s.deliver(text)
 	}
 	if len(keys) > 0 {
+		s.flush() // a key's bytes depend on modes the program set (application cursor keys)
 		s.mu.Lock()
 		for _, k := range keys {
 			s.em.SendKey(k.event())
@@ -236,6 +330,12 @@ func (s *Screen) Type(text []byte, keys []Key) error {
 // Alt reports whether the program draws on the alternate screen, as full-screen
 // programs do, once the output handed to the screen is interpreted.
 func (s *Screen) Alt() bool {
+	s.pmu.Lock()
+	known, onAlt := s.switches == 0, s.onAlt
+	s.pmu.Unlock()
+	if known {
+		return onAlt // whatever is still to be interpreted leaves the screen as it is
+	}
 	s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -118,3 +118,80 @@ func TestScreenSkipsAFlood(t *testing.T) {
 		t.Errorf("after a flood: %+v, want the last line shown, the alternate screen kept, and the skip reported", got)
 	}
 }
+
+// TestAltKnownWithoutInterpreting: Alt answers from what was written, without waiting
+// for the emulator, exactly as the emulator would, however the output is split.
+func TestAltKnownWithoutInterpreting(t *testing.T) {
+	t.Parallel()
+	outputs := []string{
+		"plain text\r\n>>> ",
+		"\x1b[?2004h>>> \x1b[?2004l",        // bracketed paste, as REPLs print at each prompt
+		"\x1b[?1049h\x1b[1;1Hfile\x1b[?25l", // a full-screen program starts
+		"\x1b[?1049l\x1b[?25h$ ",            // and ends
+		"\x1b[?47h", "\x1b[?1047h\x1b[?1047l", "\x1b[?1;1049h", "\x1b[?1049h\x1bc",
+		"\x1b]0;title\x07\x1b[?1049h", "\x1b[31mred\x1b[0m",
+	}
+	for i, out := range outputs {
+		for cut := 0; cut <= len(out); cut++ {
+			s := NewScreen(5, 20)
+			s.Write([]byte("\x1b[?1049h")) // start on either screen: both are checked
+			if cut%2 == 0 {
+				s.Write([]byte("\x1b[?1049l"))
+			}
+			s.flush()
+			s.mu.Lock() // the emulator interprets nothing meanwhile
+			s.Write([]byte(out[:cut]))
+			s.Write([]byte(out[cut:]))
+			s.pmu.Lock()
+			known, fast := s.switches == 0, s.onAlt
+			s.pmu.Unlock()
+			s.mu.Unlock()
+			if want := s.Snapshot().Alt; known && fast != want {
+				t.Errorf("%q cut at %d: Alt() says %v before the output is interpreted, the emulator %v after", out, cut, fast, want)
+			}
+			if i < 2 && (cut == 0 || cut == len(out)) && !known {
+				t.Errorf("%q: Alt() waits for the emulator, though the output switches no screen", out)
+			}
+			s.Close()
+		}
+	}
+	for _, tt := range []struct {
+		p               string
+		may, asks, open bool
+	}{
+		{"\x1b[?2004h>>> ", false, false, false}, {"\x1b[?1049h", true, false, false}, {"ab\x1b", false, false, true},
+		{"\x1b[?10", false, false, true}, {"\x1bc", true, false, false}, {"\x1b[?1;47l", true, false, false},
+		{"\x1b[1049h", false, false, false}, {"\x1b[31mred\x1b[0m\x1b[2J\x1b[H", false, false, false},
+		{"\x1b[6n", false, true, false}, {"\x1b[c", false, true, false}, {"\x1b[>0q", false, true, false},
+		{"\x1b[?2026$p", false, true, false}, {"\x1b]11;?\x07", false, true, false}, {"\x1b[?u", false, true, false},
+	} {
+		if e := scan([]byte(tt.p)); e.switches != tt.may || e.asks != tt.asks || e.open != tt.open {
+			t.Errorf("scan(%q) = %+v; want switches %v, asks %v, open %v", tt.p, e, tt.may, tt.asks, tt.open)
+		}
+	}
+}
+
+// TestQueriesAnswered: a program's query is answered without anyone looking at the
+// screen, whether it comes whole or split, after lazily interpreted output.
+func TestQueriesAnswered(t *testing.T) {
+	t.Parallel()
+	for _, parts := range [][]string{{"\x1b[6n"}, {"text\r\n", "\x1b[6n"}, {"ab\x1b[", "6n"}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewScreen(5, 20)
+		s.Attach(w)
+		for _, p := range parts {
+			s.Write([]byte(p))
+		}
+		b := make([]byte, 64)
+		n, err := r.Read(b) // the answer comes by itself: no Snapshot, no Alt
+		if err != nil || !strings.HasSuffix(string(b[:n]), "R") {
+			t.Errorf("%q: answer %q, %v; want a cursor position report", parts, b[:n], err)
+		}
+		s.Close()
+		r.Close()
+		w.Close()
+	}
+}
