@@ -28,6 +28,9 @@ const keepBytes = 128 << 10
 type Output struct {
 	spillPath string       // where the full stream goes once it outgrows memory
 	onWrite   func([]byte) // sees every chunk, for progress; may be nil
+	// text, for a terminal's output, keeps what is shown of each chunk: escape sequences
+	// are removed from what is kept and spilled, and onWrite still sees them.
+	text *escapeStripper
 
 	mu       sync.Mutex
 	head     []byte // the first keepBytes (all of it while total <= keepBytes)
@@ -84,6 +87,10 @@ func (o *Output) Write(p []byte) (int, error) {
 		o.mu.Unlock()
 		return len(p), nil
 	}
+	raw := p
+	if o.text != nil {
+		p = o.text.strip(p)
+	}
 	o.count(p)
 	if n := keepBytes - len(o.head); n > 0 {
 		o.head = append(o.head, p[:min(n, len(p))]...)
@@ -110,9 +117,17 @@ func (o *Output) Write(p []byte) (int, error) {
 	o.total += int64(len(p))
 	o.mu.Unlock()
 	if o.onWrite != nil {
-		o.onWrite(p)
+		o.onWrite(raw)
 	}
-	return len(p), nil
+	return len(raw), nil
+}
+
+// keepText has the Output keep a terminal's output as text, without its escape
+// sequences. Call it before the first Write.
+func (o *Output) keepText() {
+	o.mu.Lock()
+	o.text = &escapeStripper{}
+	o.mu.Unlock()
 }
 
 // count adds p to the character and line counts, holding back an incomplete UTF-8

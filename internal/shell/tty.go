@@ -62,6 +62,7 @@ func (p *Process) openTTY(size TTYSize) (*os.File, error) {
 		return fail(fmt.Errorf("creating a wakeup descriptor: %w", err))
 	}
 	p.ttyName = slave.Name()
+	p.Stdout.keepText()
 	return slave, nil
 }
 
