@@ -17,7 +17,8 @@ import (
 // STDIO (print(1+1) typed, 2 and the prompt back), next to its floor measured in the same
 // run: a minimal program that writes the same line to a pseudo-terminal's master and reads
 // until the prompt is back. Calls alternate; the medians and their ratio are reported,
-// and the median of a task_list call made between them: what the protocol alone costs.
+// and the medians of a task_list call and a ping made between them: what the protocol
+// alone costs.
 //
 //	go test -run '^$' -bench StdioTTYRoundTrip -benchtime 200x ./internal/server
 func BenchmarkStdioTTYRoundTrip(b *testing.B) {
@@ -38,7 +39,8 @@ func BenchmarkStdioTTYRoundTrip(b *testing.B) {
 	floor := newPtyFloor(b)
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"task_input","arguments":{"task_id":"task-1","input":"print(1+1)\n"}}}`
 	list := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"task_list","arguments":{}}}`
-	var boris, raw, listed []time.Duration
+	ping := `{"jsonrpc":"2.0","id":5,"method":"ping"}`
+	var boris, raw, listed, pinged []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		if reply := roundTrip(call); !strings.Contains(reply, `2\n\u003e\u003e\u003e `) {
@@ -51,8 +53,14 @@ func BenchmarkStdioTTYRoundTrip(b *testing.B) {
 			b.Fatalf("unexpected task_list reply: %s", reply)
 		}
 		listed = append(listed, time.Since(t1))
+		t2 := time.Now()
+		if reply := roundTrip(ping); !strings.Contains(reply, `"id":5`) {
+			b.Fatalf("unexpected ping reply: %s", reply)
+		}
+		pinged = append(pinged, time.Since(t2))
 	}
 	b.ReportMetric(float64(median(listed).Microseconds())/1000, "task_list-median-ms")
+	b.ReportMetric(float64(median(pinged).Microseconds())/1000, "ping-median-ms")
 	mb, mr := median(boris), median(raw)
 	b.ReportMetric(float64(mb.Microseconds())/1000, "median-ms")
 	b.ReportMetric(float64(mr.Microseconds())/1000, "floor-median-ms")
