@@ -20,12 +20,12 @@ type escapeStripper struct {
 type escState uint8
 
 const (
-	escGround escState = iota
-	escEscape          // after ESC
-	escInter           // ESC and intermediates, before the final byte
-	escCSI             // ESC [ and parameters or intermediates, before the final byte
-	escString          // inside a string, until ST or BEL
-	escStringEsc       // ESC inside a string: ST if a backslash follows
+	escGround    escState = iota
+	escEscape             // after ESC
+	escInter              // ESC and intermediates, before the final byte
+	escCSI                // ESC [ and parameters or intermediates, before the final byte
+	escString             // inside a string, until ST or BEL
+	escStringEsc          // ESC inside a string: ST if a backslash follows
 )
 
 // strip returns p without its escape sequences. The result is valid until the next call.

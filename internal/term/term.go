@@ -72,7 +72,7 @@ type Screen struct {
 	fed      *sync.Cond
 	closed   bool
 	lost     int64 // input bytes the program did not take
-	// switches counts writes that may switch screens (see mayswitch) not yet interpreted;
+	// switches counts the writes not yet interpreted that may switch screens (see scan);
 	// while it is 0, the emulator is on the alternate screen exactly when onAlt is true.
 	switches int
 	onAlt    bool
@@ -81,8 +81,8 @@ type Screen struct {
 	// Other output waits up to lazyDelay, so that interpreting it does not compete with
 	// the program and its caller while they exchange a line.
 	urgent bool
-	wake     chan struct{}
-	wg       sync.WaitGroup
+	wake   chan struct{}
+	wg     sync.WaitGroup
 }
 
 // NewScreen returns the screen of a terminal of rows and cols. What is typed at it goes
