@@ -37,11 +37,18 @@ const (
 	floodPause = 50 * time.Millisecond
 )
 
-// Output that asks nothing of the terminal is interpreted lazyDelay after it comes, or
-// once lazyBytes of it wait, or as soon as the screen is looked at.
+// The emulator is made when the screen is first needed: when it is looked at, a key is
+// pressed, or the program switches screens or asks the terminal something. Until then
+// the output's last keepOnSkip bytes, at least, wait for it (a REPL or a build never
+// costs an emulator, a few megabytes). From then on, output that asks nothing of the
+// terminal is interpreted lazyDelay after it comes, or once lazyBytes of it wait, or as
+// soon as the screen is looked at.
 const (
 	lazyDelay = 20 * time.Millisecond
 	lazyBytes = 16 << 10
+	// maxCarry bounds an escape sequence split between writes that the screen looks at
+	// whole; a longer one counts as a switch and a question.
+	maxCarry = 64
 )
 
 // writeTimeout bounds one write to the terminal's input: a program that reads none of
@@ -58,8 +65,10 @@ var ErrInputBlocked = errors.New("the program is not reading its input")
 type Screen struct {
 	in atomic.Pointer[os.File] // the master side of the pseudo-terminal, once attached
 
-	mu sync.Mutex // guards em: the emulator is not safe for concurrent use
-	em *vt.Emulator
+	rows, cols int
+
+	mu sync.Mutex   // guards em: the emulator is not safe for concurrent use
+	em *vt.Emulator // nil until the screen is needed
 
 	pmu     sync.Mutex
 	pending []byte
@@ -72,15 +81,16 @@ type Screen struct {
 	fed      *sync.Cond
 	closed   bool
 	lost     int64 // input bytes the program did not take
-	// switches counts the writes not yet interpreted that may switch screens (see scan);
-	// while it is 0, the emulator is on the alternate screen exactly when onAlt is true.
+	// switches counts the writes not yet interpreted that may switch screens (see
+	// scan); while it is 0, the screen is the alternate one exactly when onAlt is true.
 	switches int
 	onAlt    bool
-	openEsc  bool // the last write ended inside an escape sequence
+	carry    []byte // an escape sequence the last write began and did not end
 	// urgent: pending output may ask the terminal something; it is interpreted at once.
 	// Other output waits up to lazyDelay, so that interpreting it does not compete with
 	// the program and its caller while they exchange a line.
 	urgent bool
+	needed bool // the emulator interprets the output (see maxCarry's block)
 	wake   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -88,13 +98,35 @@ type Screen struct {
 // NewScreen returns the screen of a terminal of rows and cols. What is typed at it goes
 // nowhere until it is attached to a command's terminal ([Screen.Attach]).
 func NewScreen(rows, cols int) *Screen {
-	em := vt.NewEmulator(cols, rows)
-	em.SetScrollbackSize(1) // the screen is what is visible; the transcript is kept apart (0 means the default, 10000 lines)
-	s := &Screen{em: em, alt: -1, wake: make(chan struct{}, 1), want: make(chan struct{}, 1)}
+	s := &Screen{rows: rows, cols: cols, alt: -1, wake: make(chan struct{}, 1), want: make(chan struct{}, 1)}
 	s.fed = sync.NewCond(&s.pmu)
 	s.wg.Go(s.feed)
-	s.wg.Go(s.answer)
 	return s
+}
+
+// emulator returns the emulator, made on first use. s.mu is held.
+func (s *Screen) emulator() *vt.Emulator {
+	if s.em == nil {
+		s.em = vt.NewEmulator(s.cols, s.rows)
+		s.em.SetScrollbackSize(1) // the screen is what is visible; the transcript is kept apart (0 means the default, 10000 lines)
+		s.pmu.Lock()
+		if !s.closed {
+			s.wg.Go(s.answer)
+		}
+		s.pmu.Unlock()
+	}
+	return s.em
+}
+
+// need has the emulator interpret the output from now on.
+func (s *Screen) need() {
+	s.pmu.Lock()
+	s.needed = true
+	s.pmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Write hands output of the command to the screen. It never blocks: past maxPending
@@ -102,22 +134,40 @@ func NewScreen(rows, cols int) *Screen {
 func (s *Screen) Write(p []byte) {
 	s.pmu.Lock()
 	if !s.closed {
-		e := scan(p)
-		if e.switches || s.openEsc {
+		seen := p
+		if len(s.carry) > 0 {
+			seen = append(s.carry, p...) // the sequence it completes, looked at whole
+		}
+		e := scan(seen)
+		s.carry = nil
+		if e.open >= 0 {
+			if tail := seen[e.open:]; len(tail) <= maxCarry {
+				s.carry = append([]byte(nil), tail...)
+			} else {
+				e.switches, e.asks = true, true
+			}
+		}
+		if e.switches {
 			s.switches++
 		}
-		s.urgent = s.urgent || e.asks || e.open || s.openEsc
-		s.openEsc = e.open
+		s.urgent = s.urgent || e.asks
+		s.needed = s.needed || e.switches || e.asks
 		s.pending = append(s.pending, p...)
 		if len(s.pending) > maxPending {
 			over := len(s.pending) - keepOnSkip
 			s.noteAlt(s.pending[:over])
 			s.pending = append(s.pending[:0], s.pending[over:]...)
-			s.skipped, s.flooding = true, true
+			if s.needed {
+				s.skipped, s.flooding = true, true // the screen fell behind
+			}
 		}
 	}
-	urgent := s.urgent || len(s.pending) >= lazyBytes
+	needed := s.needed
+	urgent := needed && (s.urgent || len(s.pending) >= lazyBytes)
 	s.pmu.Unlock()
+	if !needed {
+		return // kept for when the screen is needed
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -154,7 +204,7 @@ func (s *Screen) noteAlt(b []byte) {
 func (s *Screen) feed() {
 	for {
 		s.pmu.Lock()
-		for len(s.pending) == 0 && !s.closed {
+		for (len(s.pending) == 0 || !s.needed) && !s.closed {
 			s.busy = false
 			s.fed.Broadcast()
 			s.pmu.Unlock()
@@ -188,22 +238,29 @@ func (s *Screen) feed() {
 		s.busy = true
 		s.pmu.Unlock()
 
-		s.mu.Lock()
-		if alt >= 0 && (alt == 1) != s.em.IsAltScreen() {
-			seq := altOff[0]
-			if alt == 1 {
-				seq = altOn[0]
-			}
-			_, _ = s.em.Write(seq)
-		}
-		_, _ = s.em.Write(batch)
-		onAlt := s.em.IsAltScreen()
-		s.mu.Unlock()
-		s.pmu.Lock()
-		s.onAlt = onAlt
-		s.switches -= switches
-		s.pmu.Unlock()
+		s.interpret(batch, alt, switches)
 	}
+}
+
+// interpret has the emulator interpret batch, taken from the pending output with alt and
+// switches (see noteAlt and Screen.switches).
+func (s *Screen) interpret(batch []byte, alt, switches int) {
+	s.mu.Lock()
+	em := s.emulator()
+	if alt >= 0 && (alt == 1) != em.IsAltScreen() {
+		seq := altOff[0]
+		if alt == 1 {
+			seq = altOn[0]
+		}
+		_, _ = em.Write(seq)
+	}
+	_, _ = em.Write(batch)
+	onAlt := em.IsAltScreen()
+	s.mu.Unlock()
+	s.pmu.Lock()
+	s.onAlt = onAlt
+	s.switches -= switches
+	s.pmu.Unlock()
 }
 
 // escapes is what a piece of output holds that the screen must know of before the
@@ -211,18 +268,20 @@ func (s *Screen) feed() {
 type escapes struct {
 	switches bool // it may switch between the normal and the alternate screen
 	asks     bool // it may ask the terminal something (a query the program waits on)
-	open     bool // it ends inside an escape sequence, which the next piece completes
+	// open is where the escape sequence it ends inside begins, which the next piece
+	// completes; -1 if none.
+	open int
 }
 
 // scan looks for escapes in p: private modes 47, 1047 and 1049 set or reset and full
 // resets (ESC c) switch screens; control sequences ending in c, n, q, t, u or $p, OSC and
 // DCS strings and ESC Z may ask for an answer.
 func scan(p []byte) escapes {
-	var e escapes
+	e := escapes{open: -1}
 	for i := bytes.IndexByte(p, 0x1b); i >= 0; {
 		rest := p[i+1:]
 		if len(rest) == 0 {
-			e.open = true
+			e.open = i
 			return e
 		}
 		switch rest[0] {
@@ -236,7 +295,7 @@ func scan(p []byte) escapes {
 				end++ // parameter and intermediate bytes
 			}
 			if end == len(rest) {
-				e.open = true
+				e.open = i
 				return e
 			}
 			final, params := rest[end], rest[1:end]
@@ -312,8 +371,9 @@ func (s *Screen) Type(text []byte, keys []Key) error {
 	if len(keys) > 0 {
 		s.flush() // a key's bytes depend on modes the program set (application cursor keys)
 		s.mu.Lock()
+		em := s.emulator()
 		for _, k := range keys {
-			s.em.SendKey(k.event())
+			em.SendKey(k.event())
 		}
 		s.mu.Unlock()
 	}
@@ -339,11 +399,13 @@ func (s *Screen) Alt() bool {
 	s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.em.IsAltScreen()
+	return s.emulator().IsAltScreen()
 }
 
-// flush waits until the output handed to the screen is interpreted.
+// flush has the emulator interpret the output handed to the screen, and waits until it
+// has. Once the screen is closed, it interprets what is left itself.
 func (s *Screen) flush() {
+	s.need()
 	select {
 	case s.want <- struct{}{}:
 	default:
@@ -352,7 +414,17 @@ func (s *Screen) flush() {
 	for (len(s.pending) > 0 || s.busy) && !s.closed {
 		s.fed.Wait()
 	}
+	for s.busy { // closed while the feeder interprets: it is about to stop
+		s.fed.Wait()
+	}
+	if !s.closed || len(s.pending) == 0 {
+		s.pmu.Unlock()
+		return
+	}
+	batch, alt, switches := s.pending, s.alt, s.switches
+	s.pending, s.alt = nil, -1
 	s.pmu.Unlock()
+	s.interpret(batch, alt, switches)
 }
 
 // Snapshot is the screen at one moment.
@@ -373,12 +445,13 @@ func (s *Screen) Snapshot() Snapshot {
 	s.pmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pos := s.em.CursorPosition()
-	lines := strings.Split(s.em.String(), "\n")
+	em := s.emulator()
+	pos := em.CursorPosition()
+	lines := strings.Split(em.String(), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
 	}
-	return Snapshot{Lines: lines, Row: pos.Y, Col: pos.X, Alt: s.em.IsAltScreen(), Skipped: skipped}
+	return Snapshot{Lines: lines, Row: pos.Y, Col: pos.X, Alt: em.IsAltScreen(), Skipped: skipped}
 }
 
 // Text is the screen as text: its lines up to the last that is not blank, or the
@@ -391,10 +464,15 @@ func (sn Snapshot) Text() string {
 	return strings.Join(sn.Lines[:end], "\n") + "\n"
 }
 
-// Close stops the screen once the output handed to it is interpreted; what it shows then
-// can still be had.
+// Close stops the screen once the output handed to it is interpreted, if it was needed;
+// what it shows then can still be had.
 func (s *Screen) Close() {
-	s.flush()
+	s.pmu.Lock()
+	needed := s.needed
+	s.pmu.Unlock()
+	if needed {
+		s.flush()
+	}
 	s.pmu.Lock()
 	if s.closed {
 		s.pmu.Unlock()
@@ -413,6 +491,10 @@ func (s *Screen) Close() {
 	}
 	// Closing the emulator's own pipe, not the emulator: Emulator.Close sets a flag that
 	// its Read, blocked in answer, reads without a lock.
-	_ = s.em.InputPipe().(*io.PipeWriter).CloseWithError(io.EOF)
+	s.mu.Lock()
+	if s.em != nil {
+		_ = s.em.InputPipe().(*io.PipeWriter).CloseWithError(io.EOF)
+	}
+	s.mu.Unlock()
 	s.wg.Wait()
 }

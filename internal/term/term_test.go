@@ -2,6 +2,7 @@ package term
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -165,7 +166,7 @@ func TestAltKnownWithoutInterpreting(t *testing.T) {
 		{"\x1b[6n", false, true, false}, {"\x1b[c", false, true, false}, {"\x1b[>0q", false, true, false},
 		{"\x1b[?2026$p", false, true, false}, {"\x1b]11;?\x07", false, true, false}, {"\x1b[?u", false, true, false},
 	} {
-		if e := scan([]byte(tt.p)); e.switches != tt.may || e.asks != tt.asks || e.open != tt.open {
+		if e := scan([]byte(tt.p)); e.switches != tt.may || e.asks != tt.asks || (e.open >= 0) != tt.open {
 			t.Errorf("scan(%q) = %+v; want switches %v, asks %v, open %v", tt.p, e, tt.may, tt.asks, tt.open)
 		}
 	}
@@ -193,5 +194,37 @@ func TestQueriesAnswered(t *testing.T) {
 		s.Close()
 		r.Close()
 		w.Close()
+	}
+}
+
+// TestEmulatorMadeWhenNeeded: a program that never switches screens or asks anything
+// costs no emulator until its screen is looked at, even after much output; the screen
+// then shows its last lines, before and after the screen is closed.
+func TestEmulatorMadeWhenNeeded(t *testing.T) {
+	t.Parallel()
+	for _, closeFirst := range []bool{false, true} {
+		s := NewScreen(3, 20)
+		for i := range 20000 {
+			s.Write([]byte("\x1b[32mline\x1b[0m " + strconv.Itoa(i) + "\r\n"))
+		}
+		s.Write([]byte(">>> "))
+		if s.Alt() {
+			t.Error("Alt() is true with no switch to the alternate screen")
+		}
+		s.mu.Lock()
+		made := s.em != nil
+		s.mu.Unlock()
+		if made {
+			t.Error("an emulator was made before anyone needed the screen")
+		}
+		if closeFirst {
+			s.Close()
+		}
+		got := s.Snapshot()
+		want := []string{"line 19998", "line 19999", ">>>"}
+		if diff := cmp.Diff(want, got.Lines); diff != "" || got.Skipped {
+			t.Errorf("closed first %v: screen (-want +got):\n%s (skipped %v)", closeFirst, diff, got.Skipped)
+		}
+		s.Close()
 	}
 }
