@@ -47,8 +47,9 @@ const (
 	lazyDelay = 20 * time.Millisecond
 	lazyBytes = 16 << 10
 	// maxCarry bounds an escape sequence split between writes that the screen looks at
-	// whole; a longer one counts as a switch and a question.
-	maxCarry = 64
+	// whole (a window title set by a shell's prompt, say); a longer one counts as a
+	// switch and a question.
+	maxCarry = 512
 )
 
 // writeTimeout bounds one write to the terminal's input: a program that reads none of
@@ -274,8 +275,8 @@ type escapes struct {
 }
 
 // scan looks for escapes in p: private modes 47, 1047 and 1049 set or reset and full
-// resets (ESC c) switch screens; control sequences ending in c, n, q, t, u or $p, OSC and
-// DCS strings and ESC Z may ask for an answer.
+// resets (ESC c) switch screens; control sequences ending in c, n, q, t, u or $p, OSC
+// strings with a "?", DCS strings and ESC Z may ask for an answer.
 func scan(p []byte) escapes {
 	e := escapes{open: -1}
 	for i := bytes.IndexByte(p, 0x1b); i >= 0; {
@@ -287,8 +288,17 @@ func scan(p []byte) escapes {
 		switch rest[0] {
 		case 'c':
 			e.switches = true
-		case 'Z', ']', 'P':
+		case 'Z', 'P':
 			e.asks = true
+		case ']':
+			// An OSC string asks for an answer with a "?" (colour queries); most set a
+			// title, which asks nothing.
+			end := bytes.IndexAny(rest, "\x07\x1b")
+			if end < 0 {
+				e.open = i
+				return e
+			}
+			e.asks = e.asks || bytes.IndexByte(rest[:end], '?') >= 0
 		case '[':
 			end := 1
 			for end < len(rest) && rest[end] >= 0x20 && rest[end] <= 0x3f {

@@ -165,6 +165,8 @@ func TestAltKnownWithoutInterpreting(t *testing.T) {
 		{"\x1b[1049h", false, false, false}, {"\x1b[31mred\x1b[0m\x1b[2J\x1b[H", false, false, false},
 		{"\x1b[6n", false, true, false}, {"\x1b[c", false, true, false}, {"\x1b[>0q", false, true, false},
 		{"\x1b[?2026$p", false, true, false}, {"\x1b]11;?\x07", false, true, false}, {"\x1b[?u", false, true, false},
+		{"\x1b]0;user@host: ~\x07$ ", false, false, false}, {"\x1b]0;user@ho", false, false, true},
+		{"\x1b]10;?\x1b\\", false, true, false},
 	} {
 		if e := scan([]byte(tt.p)); e.switches != tt.may || e.asks != tt.asks || (e.open >= 0) != tt.open {
 			t.Errorf("scan(%q) = %+v; want switches %v, asks %v, open %v", tt.p, e, tt.may, tt.asks, tt.open)
@@ -197,8 +199,8 @@ func TestQueriesAnswered(t *testing.T) {
 	}
 }
 
-// TestEmulatorMadeWhenNeeded: a program that never switches screens or asks anything
-// costs no emulator until its screen is looked at, even after much output; the screen
+// TestEmulatorMadeWhenNeeded: a program that never switches screens or asks anything (a
+// window title asks nothing) costs no emulator until its screen is looked at, even after much output; the screen
 // then shows its last lines, before and after the screen is closed.
 func TestEmulatorMadeWhenNeeded(t *testing.T) {
 	t.Parallel()
@@ -207,7 +209,7 @@ func TestEmulatorMadeWhenNeeded(t *testing.T) {
 		for i := range 20000 {
 			s.Write([]byte("\x1b[32mline\x1b[0m " + strconv.Itoa(i) + "\r\n"))
 		}
-		s.Write([]byte(">>> "))
+		s.Write([]byte("\x1b]0;user@host: ~/project\x07>>> ")) // a prompt that sets the title
 		if s.Alt() {
 			t.Error("Alt() is true with no switch to the alternate screen")
 		}
