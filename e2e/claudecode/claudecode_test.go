@@ -12,98 +12,24 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mjkoo/boris/e2e/internal/clitest"
 )
 
-// claudeVersion is the Claude Code release these checks were written against.
-const claudeVersion = "2.1.332"
-
-var (
-	buildOnce sync.Once
-	borisBin  string
-	buildErr  error
-)
-
-// boris builds the Boris binary once for every test, or returns the one
-// named by BORIS_E2E_BINARY (to check a release build).
-func boris(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("BORIS_E2E_BINARY"); bin != "" {
-		return bin
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "boris-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		borisBin = filepath.Join(dir, "boris")
-		out, err := exec.Command("go", "build", "-o", borisBin, "github.com/mjkoo/boris/cmd/boris").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return borisBin
+// claudeCLI is the Claude Code CLI, pinned in package.json here.
+var claudeCLI = &clitest.CLI{
+	Name: "Claude Code", Command: "claude", Dir: "e2e/claudecode", Require: "BORIS_E2E_CLAUDE",
+	Version: "2.1.332", Needs: "Node.js 22 or later",
 }
 
-// cliMissing records that a check was skipped for want of the Claude Code CLI.
-var cliMissing atomic.Bool
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if borisBin != "" {
-		os.RemoveAll(filepath.Dir(borisBin))
-	}
-	if cliMissing.Load() && code == 0 {
-		// `go test ./...` shows a passing package's output only with -v, but it marks
-		// the summary line "[no tests to run]" when the output holds this warning, so
-		// that a run without the CLI says that these checks did not run.
-		fmt.Print("\ntesting: warning: no tests to run\n")
-		fmt.Println("e2e/claudecode: the Claude Code CLI is not installed, so its end-to-end checks were skipped; run `npm ci --prefix e2e/claudecode` (Node.js 22 or later) to run them")
-	}
-	os.Exit(code)
-}
-
-// claude finds the Claude Code CLI: the one installed from package.json here,
-// else one on PATH. It skips the test when there is none, unless
-// BORIS_E2E_CLAUDE=1 asks for the check to be mandatory.
-func claude(t *testing.T) string {
-	t.Helper()
-	path, err := filepath.Abs(filepath.Join("node_modules", ".bin", "claude"))
-	if err == nil {
-		if _, err = os.Stat(path); err != nil {
-			path, err = exec.LookPath("claude")
-		}
-	}
-	if err != nil {
-		msg := "Claude Code CLI not found: run `npm ci --prefix e2e/claudecode` (or put claude on PATH)"
-		if os.Getenv("BORIS_E2E_CLAUDE") == "1" {
-			t.Fatal(msg + " (BORIS_E2E_CLAUDE=1 makes this check mandatory)")
-		}
-		cliMissing.Store(true)
-		t.Skip(msg)
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", path, err)
-	}
-	if !strings.Contains(string(out), claudeVersion) {
-		t.Logf("checking with Claude Code %s; these checks were written against %s", strings.TrimSpace(string(out)), claudeVersion)
-	}
-	return path
-}
+func TestMain(m *testing.M) { clitest.Main(m, claudeCLI) }
 
 // claudeRun is what one headless Claude Code turn left behind.
 type claudeRun struct {
@@ -116,7 +42,7 @@ type claudeRun struct {
 // entry of an mcpServers object).
 func runClaude(t *testing.T, baseURL string, mcpServer map[string]any, timeout time.Duration) claudeRun {
 	t.Helper()
-	bin := claude(t)
+	bin := claudeCLI.Path(t)
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"boris": mcpServer}})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +124,7 @@ func (r claudeRun) brokenConnection() []string {
 // stdioServer is the MCP config entry that starts Boris over STDIO in dir.
 func stdioServer(t *testing.T, dir string, flags ...string) map[string]any {
 	args := append([]string{"--transport", "stdio", "--workdir", dir}, flags...)
-	return map[string]any{"command": boris(t), "args": args}
+	return map[string]any{"command": clitest.Boris(t), "args": args}
 }
 
 // httpServer starts Boris over HTTP on a free loopback port with a bearer
@@ -211,7 +137,7 @@ func httpServer(t *testing.T, dir, authPrefix string) map[string]any {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(boris(t), "--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json")
+	cmd := exec.Command(clitest.Boris(t), "--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +308,7 @@ func TestSTDIOSilentCall(t *testing.T) {
 // Claude Code's own tool names and parameters.
 func TestClaudeCodeFace(t *testing.T) {
 	t.Parallel()
-	help, err := exec.Command(boris(t), "--help").CombinedOutput()
+	help, err := exec.Command(clitest.Boris(t), "--help").CombinedOutput()
 	if err != nil && !errors.As(err, new(*exec.ExitError)) {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func squeezed(s string) string { return strings.Join(strings.Fields(s), "") }
 // ~/.claude.json. The session is killed when the test ends.
 func runInteractive(t *testing.T, m *fakeModel, baseURL string, mcpServer map[string]any, prompt string) *terminal {
 	t.Helper()
-	bin := claude(t)
+	bin := claudeCLI.Path(t)
 	if out, err := exec.Command(bin, "--version").Output(); err != nil || !strings.Contains(string(out), tasksVersion) {
 		t.Skipf("Claude Code %s speaks MCP Tasks; this is %s", tasksVersion, strings.TrimSpace(string(out)))
 	}

@@ -19,10 +19,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// codexVersion is the Codex CLI release these checks were written against.
-const codexVersion = "0.171.0"
+	"github.com/mjkoo/boris/e2e/internal/clitest"
+)
 
 // unknownModel is a model slug Codex does not know: it lists MCP tools to the
 // model directly (as a namespace), and cuts a long tool output to about
@@ -33,72 +32,10 @@ const unknownModel = "boris-e2e-model"
 // from JavaScript that Codex's exec tool runs ("code mode").
 const defaultModel = "gpt-6.2-sol"
 
-var (
-	buildOnce sync.Once
-	borisBin  string
-	buildErr  error
-)
+// codexCLI is the Codex CLI, pinned in package.json here.
+var codexCLI = &clitest.CLI{Name: "Codex", Command: "codex", Dir: "e2e/codex", Require: "BORIS_E2E_CODEX", Version: "0.171.0"}
 
-// boris builds the Boris binary once for every test, or returns the one
-// named by BORIS_E2E_BINARY (to check a release build).
-func boris(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("BORIS_E2E_BINARY"); bin != "" {
-		return bin
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "boris-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		borisBin = filepath.Join(dir, "boris")
-		out, err := exec.Command("go", "build", "-o", borisBin, "github.com/mjkoo/boris/cmd/boris").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return borisBin
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if borisBin != "" {
-		os.RemoveAll(filepath.Dir(borisBin))
-	}
-	os.Exit(code)
-}
-
-// codex finds the Codex CLI: the one installed from package.json here, else
-// one on PATH. It skips the test when there is none, unless BORIS_E2E_CODEX=1
-// asks for the check to be mandatory.
-func codex(t *testing.T) string {
-	t.Helper()
-	path, err := filepath.Abs(filepath.Join("node_modules", ".bin", "codex"))
-	if err == nil {
-		if _, err = os.Stat(path); err != nil {
-			path, err = exec.LookPath("codex")
-		}
-	}
-	if err != nil {
-		msg := "Codex CLI not found: run `npm ci --prefix e2e/codex` (or put codex on PATH)"
-		if os.Getenv("BORIS_E2E_CODEX") == "1" {
-			t.Fatal(msg + " (BORIS_E2E_CODEX=1 makes this check mandatory)")
-		}
-		t.Skip(msg)
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", path, err)
-	}
-	if !strings.Contains(string(out), codexVersion) {
-		t.Logf("checking with %s; these checks were written against Codex %s", strings.TrimSpace(string(out)), codexVersion)
-	}
-	return path
-}
+func TestMain(m *testing.M) { clitest.Main(m, codexCLI) }
 
 // run is one headless Codex turn: what it printed and the environment it
 // ran with.
@@ -112,7 +49,7 @@ type run struct {
 // server (the TOML keys of its [mcp_servers.boris] table) and env added.
 func runCodex(t *testing.T, baseURL, model, server string, env []string, timeout time.Duration) run {
 	t.Helper()
-	bin := codex(t)
+	bin := codexCLI.Path(t)
 	home := t.TempDir()
 	config := fmt.Sprintf(`model = %q
 model_provider = "fake"
@@ -169,7 +106,7 @@ func (r run) wantClean(t *testing.T) {
 func stdioServer(t *testing.T, dir string, flags ...string) string {
 	args := append([]string{"--transport", "stdio", "--workdir", dir}, flags...)
 	a, _ := json.Marshal(args)
-	return fmt.Sprintf("command = %q\nargs = %s\ntool_timeout_sec = 120\n", boris(t), a)
+	return fmt.Sprintf("command = %q\nargs = %s\ntool_timeout_sec = 120\n", clitest.Boris(t), a)
 }
 
 // tokenEnv names the variable that carries Boris's token to Codex.
@@ -186,7 +123,7 @@ func httpServer(t *testing.T, dir string, flags ...string) (string, []string) {
 		t.Fatal(err)
 	}
 	args := append([]string{"--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json"}, flags...)
-	url := startHTTP(t, exec.Command(boris(t), args...))
+	url := startHTTP(t, exec.Command(clitest.Boris(t), args...))
 	return fmt.Sprintf("url = %q\nbearer_token_env_var = %q\n", url, tokenEnv), []string{tokenEnv + "=" + token}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mjkoo/boris/e2e/internal/clitest"
 )
 
 // readmeTables returns the bodies of the README's [mcp_servers.boris] TOML blocks: what
@@ -43,7 +45,7 @@ func TestReadmeConfigs(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
 		dir := workspace(t, nil)
-		table := strings.NewReplacer("/path/to/boris", boris(t), "/path/to/project", dir).Replace(tables[0])
+		table := strings.NewReplacer("/path/to/boris", clitest.Boris(t), "/path/to/project", dir).Replace(tables[0])
 		m, url := newFakeModel(t, call("bash", map[string]any{"command": "echo from-the-readme; pwd"}))
 		runCodex(t, url, unknownModel, table, nil, 3*time.Minute).wantClean(t)
 		wantResult(t, m, 0, "from-the-readme", dir)
