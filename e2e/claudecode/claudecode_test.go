@@ -240,6 +240,23 @@ func TestSTDIO(t *testing.T) {
 	wantResult(t, m, 1, "second line from notes")
 }
 
+// TestSTDIOInteractiveProgram drives a Python REPL in a terminal through Claude Code:
+// started in the background, typed at, answered, ended with Ctrl-D.
+func TestSTDIOInteractiveProgram(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t)
+	m, url := newFakeModel(t,
+		toolCall{Name: "mcp__boris__bash", Input: map[string]any{"command": "python3 -q", "tty": true, "run_in_background": true}},
+		toolCall{Name: "mcp__boris__task_input", Input: map[string]any{"task_id": "task-1", "input": "x = 6*7\n"}},
+		toolCall{Name: "mcp__boris__task_input", Input: map[string]any{"task_id": "task-1", "input": "print(x)\n"}},
+		toolCall{Name: "mcp__boris__task_input", Input: map[string]any{"task_id": "task-1", "keys": []string{"ctrl-d"}}},
+	)
+	runClaude(t, url, stdioServer(t, dir), 3*time.Minute).wantClean(t)
+	wantResult(t, m, 0, "waiting for input")
+	wantResult(t, m, 2, "42")
+	wantResult(t, m, 3, "exited 0")
+}
+
 func TestHTTPToken(t *testing.T) {
 	t.Parallel()
 	dir := workspace(t)
