@@ -6,10 +6,8 @@
 package claudecode
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"os"
@@ -132,61 +130,7 @@ func stdioServer(t *testing.T, dir string, flags ...string) map[string]any {
 // sending the token after authPrefix in its Authorization header.
 func httpServer(t *testing.T, dir, authPrefix string) map[string]any {
 	t.Helper()
-	token := rand.Text()
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(clitest.Boris(t), "--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Read the log for the address Boris listens on, and keep it.
-	var logs []string
-	listening := make(chan string, 1)
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		lines := bufio.NewScanner(stderr)
-		for lines.Scan() {
-			logs = append(logs, lines.Text())
-			var rec struct {
-				Msg string `json:"msg"`
-				URL string `json:"url"`
-			}
-			if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "serving http" {
-				select {
-				case listening <- rec.URL:
-				default:
-				}
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("boris log:\n%s", strings.Join(logs, "\n"))
-		}
-	})
-	var url string
-	select {
-	case url = <-listening:
-	case <-exited:
-		t.Fatalf("boris exited before serving:\n%s", strings.Join(logs, "\n"))
-	case <-time.After(30 * time.Second):
-		t.Fatal("boris did not start serving within 30 s")
-	}
+	url, token := clitest.ServeHTTP(t, dir)
 	return map[string]any{
 		"type":    "http",
 		"url":     url,

@@ -9,14 +9,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,76 +115,8 @@ const tokenEnv = "BORIS_E2E_TOKEN"
 // reaches it and the environment that gives Codex the token.
 func httpServer(t *testing.T, dir string, flags ...string) (string, []string) {
 	t.Helper()
-	token := rand.Text()
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"--port", "0", "--workdir", dir, "--token-file", tokenFile, "--log-format", "json"}, flags...)
-	url := startHTTP(t, exec.Command(clitest.Boris(t), args...))
+	url, token := clitest.ServeHTTP(t, dir, flags...)
 	return fmt.Sprintf("url = %q\nbearer_token_env_var = %q\n", url, tokenEnv), []string{tokenEnv + "=" + token}
-}
-
-// startHTTP starts cmd, a Boris serving HTTP, and returns its MCP URL.
-func startHTTP(t *testing.T, cmd *exec.Cmd) string {
-	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var logs []string
-	listening := make(chan string, 1)
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		lines := bufio.NewScanner(stderr)
-		for lines.Scan() {
-			mu.Lock()
-			logs = append(logs, lines.Text())
-			mu.Unlock()
-			var rec struct {
-				Msg string `json:"msg"`
-				URL string `json:"url"`
-			}
-			if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "serving http" {
-				select {
-				case listening <- rec.URL:
-				default:
-				}
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	log := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(logs, "\n")
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("boris log:\n%s", log())
-		}
-	})
-	select {
-	case url := <-listening:
-		return url
-	case <-exited:
-		t.Fatalf("boris exited before serving:\n%s", log())
-	case <-time.After(30 * time.Second):
-		t.Fatal("boris did not start serving within 30 s")
-	}
-	return ""
 }
 
 // workspace makes a directory holding files (name → content).
