@@ -119,22 +119,6 @@ func httpServer(t *testing.T, dir string, flags ...string) (string, []string) {
 	return fmt.Sprintf("url = %q\nbearer_token_env_var = %q\n", url, tokenEnv), []string{tokenEnv + "=" + token}
 }
 
-// workspace makes a directory holding files (name → content).
-func workspace(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // wantResult checks that the model read, as the output of script step i,
 // text containing every one of want.
 func wantResult(t *testing.T, m *fakeModel, i int, want ...string) {

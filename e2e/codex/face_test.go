@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // sessionID returns the session ID that the output of step i named.
@@ -27,7 +29,7 @@ func sessionID(t *testing.T, i int) func([]string) map[string]any {
 // names, parameters and result wording.
 func TestCodexFace(t *testing.T) {
 	t.Parallel()
-	dir := workspace(t, map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n", "gone.txt": "bye\n"})
+	dir := testutil.Files(t, map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n", "gone.txt": "bye\n"})
 	failing := "*** Begin Patch\n*** Update File: a.txt\n@@\n-beta\n+BETA\n*** Add File: c.txt\n+new\n*** Update File: b.txt\n@@\n-three\n+THREE\n*** Delete File: gone.txt\n*** End Patch"
 	good := strings.Replace(failing, "-three\n+THREE", "-two\n+TWO", 1)
 	m, url := newFakeModel(t,
@@ -59,7 +61,7 @@ func TestCodexFace(t *testing.T) {
 func TestCodexFaceFailingPatchChangesNothing(t *testing.T) {
 	t.Parallel()
 	before := map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n", "gone.txt": "bye\n"}
-	dir := workspace(t, before)
+	dir := testutil.Files(t, before)
 	m, url := newFakeModel(t, call("apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-beta\n+BETA\n*** Add File: c.txt\n+new\n*** Delete File: gone.txt\n*** Update File: b.txt\n@@\n-three\n+THREE\n*** End Patch"}))
 	runCodex(t, url, unknownModel, stdioServer(t, dir, "--tools", "codex"), nil, 3*time.Minute).wantClean(t)
 	wantResult(t, m, 0, "file section 4 of 4", "No file was changed")
@@ -71,7 +73,7 @@ func TestCodexFaceFailingPatchChangesNothing(t *testing.T) {
 
 func TestSTDIO(t *testing.T) {
 	t.Parallel()
-	dir := workspace(t, map[string]string{"notes.txt": "first line\nsecond line from notes\n"})
+	dir := testutil.Files(t, map[string]string{"notes.txt": "first line\nsecond line from notes\n"})
 	m, url := newFakeModel(t,
 		call("bash", map[string]any{"command": "echo hello-from-boris"}),
 		call("view", map[string]any{"path": "notes.txt"}),
@@ -83,7 +85,7 @@ func TestSTDIO(t *testing.T) {
 
 func TestHTTPToken(t *testing.T) {
 	t.Parallel()
-	dir := workspace(t, nil)
+	dir := testutil.Files(t, nil)
 	m, url := newFakeModel(t,
 		call("bash", map[string]any{"command": "echo hello-over-http"}),
 		call("bash", map[string]any{"command": "mkdir -p sub && cd sub && export BORIS_E2E_MARK=kept"}),
@@ -98,7 +100,7 @@ func TestHTTPToken(t *testing.T) {
 // TestCodexFaceHTTP drives the codex face over HTTP with a token.
 func TestCodexFaceHTTP(t *testing.T) {
 	t.Parallel()
-	dir := workspace(t, map[string]string{"x.txt": "x\n"})
+	dir := testutil.Files(t, map[string]string{"x.txt": "x\n"})
 	m, url := newFakeModel(t,
 		call("exec_command", map[string]any{"cmd": "cat x.txt; echo over-http"}),
 		call("apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: x.txt\n@@\n-x\n+y\n*** End Patch"}),
@@ -131,7 +133,7 @@ for i in $(seq 1 3000); do echo "err line $i of the long stderr" >&2; done; echo
 	} {
 		t.Run(tc.model+"/"+tc.tools, func(t *testing.T) {
 			t.Parallel()
-			dir := workspace(t, nil)
+			dir := testutil.Files(t, nil)
 			m, url := newFakeModel(t, tc.call)
 			m.codeMode = tc.model == defaultModel
 			runCodex(t, url, tc.model, stdioServer(t, dir, "--tools", tc.tools), nil, 3*time.Minute).wantClean(t)
@@ -159,7 +161,7 @@ func TestLongCall(t *testing.T) {
 		t.Skip("a 65 s call; skipped with -short or BORIS_E2E_SKIP_LONG=1")
 	}
 	t.Parallel()
-	dir := workspace(t, nil)
+	dir := testutil.Files(t, nil)
 	m, url := newFakeModel(t, call("bash", map[string]any{"command": "sleep 65; echo long-call-done", "timeout": 120000}))
 	server, env := httpServer(t, dir)
 	runCodex(t, url, unknownModel, server+"tool_timeout_sec = 120\n", env, 4*time.Minute).wantClean(t)
@@ -170,7 +172,7 @@ func TestLongCall(t *testing.T) {
 // does, from JavaScript run by Codex's exec tool.
 func TestCodexFaceDefaultModel(t *testing.T) {
 	t.Parallel()
-	dir := workspace(t, map[string]string{"a.txt": "alpha\n"})
+	dir := testutil.Files(t, map[string]string{"a.txt": "alpha\n"})
 	m, url := newFakeModel(t,
 		call("exec_command", map[string]any{"cmd": "echo from-code-mode"}),
 		call("apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** End Patch"}),

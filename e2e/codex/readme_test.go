@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mjkoo/boris/e2e/internal/clitest"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // readmeTables returns the bodies of the README's [mcp_servers.boris] TOML blocks: what
@@ -44,7 +45,7 @@ func TestReadmeConfigs(t *testing.T) {
 	}
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		dir := workspace(t, nil)
+		dir := testutil.Files(t, nil)
 		table := strings.NewReplacer("/path/to/boris", clitest.Boris(t), "/path/to/project", dir).Replace(tables[0])
 		m, url := newFakeModel(t, call("bash", map[string]any{"command": "echo from-the-readme; pwd"}))
 		runCodex(t, url, unknownModel, table, nil, 3*time.Minute).wantClean(t)
@@ -52,7 +53,7 @@ func TestReadmeConfigs(t *testing.T) {
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
-		dir := workspace(t, nil)
+		dir := testutil.Files(t, nil)
 		server, env := httpServer(t, dir)
 		url := regexp.MustCompile(`url = "([^"]+)"`).FindStringSubmatch(server)[1]
 		token := strings.TrimPrefix(env[0], tokenEnv+"=")

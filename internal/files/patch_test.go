@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 func TestParsePatch(t *testing.T) {
@@ -74,16 +75,7 @@ func TestParsePatch(t *testing.T) {
 // options that resolve patch paths against it.
 func patchDir(t *testing.T, files map[string]string) (string, PatchOptions) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testutil.Files(t, files)
 	return dir, PatchOptions{
 		Resolve:     func(p string) (string, error) { return filepath.Join(dir, p), nil },
 		MaxFileSize: limit,

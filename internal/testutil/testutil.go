@@ -3,6 +3,7 @@ package testutil
 import (
 	"net/http"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -93,4 +94,21 @@ func Missing(t testing.TB, must, why string) {
 		t.Fatalf("%s (%s=1 makes this test mandatory)", why, must)
 	}
 	t.Skipf("%s (set %s=1 to make this a failure)", why, must)
+}
+
+// Files writes files (slash-separated name → content) into a new temporary directory,
+// making the directories they need, and returns it.
+func Files(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
