@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/config"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 type lockedBuffer struct {
@@ -66,29 +68,10 @@ func TestAuditLog(t *testing.T) {
 // their lines, and the whole log.
 func auditEntries(t *testing.T, cfg config.Config, calls []mcp.CallToolParams) ([]map[string]any, []string, string) {
 	t.Helper()
-	var logs lockedBuffer
-	srv, err := New(&cfg, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	for _, c := range calls {
-		if _, err := cs.CallTool(t.Context(), &c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	log := auditLog(t, cfg, func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) }, calls)
 	var entries []map[string]any
 	var lines []string
-	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
 		var e map[string]any
 		if err := json.Unmarshal([]byte(line), &e); err == nil && e["msg"] == "tool call" {
 			entries = append(entries, e)
@@ -96,9 +79,28 @@ func auditEntries(t *testing.T, cfg config.Config, calls []mcp.CallToolParams) (
 		}
 	}
 	if len(entries) != len(calls) {
-		t.Fatalf("%d tool call log entries, want %d:\n%s", len(entries), len(calls), logs.String())
+		t.Fatalf("%d tool call log entries, want %d:\n%s", len(entries), len(calls), log)
 	}
-	return entries, lines, logs.String()
+	return entries, lines, log
+}
+
+// auditLog runs calls through a server with cfg logging through the handler newHandler
+// makes, and returns the log.
+func auditLog(t *testing.T, cfg config.Config, newHandler func(io.Writer) slog.Handler, calls []mcp.CallToolParams) string {
+	t.Helper()
+	var logs lockedBuffer
+	srv, err := New(&cfg, slog.New(newHandler(&logs)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cs := testutil.Connect(t, srv.MCP(), nil)
+	for _, c := range calls {
+		if _, err := cs.CallTool(t.Context(), &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return logs.String()
 }
 
 // TestAuditRedactsEscapedToken: a token with characters JSON escapes is still redacted.
@@ -152,28 +154,11 @@ func TestAuditStoppedOutcome(t *testing.T) {
 // JSON escapes inside quotes), and a command's exit status or signal is its outcome.
 func TestAuditReadable(t *testing.T) {
 	t.Parallel()
-	cfg := newConfig(t)
-	var logs lockedBuffer
-	srv, err := New(&cfg, slog.New(slog.NewTextHandler(&logs, nil)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	var calls []mcp.CallToolParams
 	for _, cmd := range []string{`echo "a" && ls > /dev/null; exit 3`, `kill -SEGV $$`, `true`} {
-		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": cmd}}); err != nil {
-			t.Fatal(err)
-		}
+		calls = append(calls, mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": cmd}})
 	}
-	got := logs.String()
+	got := auditLog(t, newConfig(t), func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, calls)
 	for _, want := range []string{
 		`args.command="echo \"a\" && ls > /dev/null; exit 3"`, `outcome="exit 3"`,
 		`args.command="kill -SEGV $$"`, `outcome="killed by SIGSEGV (exit 139)"`,
