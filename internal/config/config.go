@@ -99,6 +99,14 @@ type Config struct {
 	// one still needs are removed past it.
 	MaxSpillTotal int64
 
+	// StateDir is where Boris keeps what must outlive the process: checkpoints, and what a
+	// restarted Boris knows of its workspaces and tasks. Absolute; made (mode 0700) by whoever
+	// first writes there, never at start.
+	StateDir string
+	// CacheDir is where Boris keeps what it can rebuild, such as search indexes. Absolute;
+	// made (mode 0700) by whoever first writes there.
+	CacheDir string
+
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 
@@ -181,6 +189,8 @@ type cli struct {
 	TaskAfter       time.Duration `name:"task-after" help:"Seconds (or a duration such as 20s) a bash call runs before it becomes an MCP task, for clients that declare the Tasks extension (0: never)." default:"20" envvar:"BORIS_TASK_AFTER"`
 	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: off)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
+	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
+	CacheDir        string        `help:"Where Boris keeps what it can rebuild, such as search indexes (default: $XDG_CACHE_HOME/boris, else ~/.cache/boris)." placeholder:"DIR" envvar:"BORIS_CACHE_DIR"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
 	Watch           string        `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
@@ -371,6 +381,12 @@ func (c *cli) paths(cfg *Config, getenv func(string) string) error {
 			return fmt.Errorf("--allow-dir: %w", err)
 		}
 		cfg.AllowDirs[i] = abs
+	}
+	if cfg.StateDir, err = userDir(c.StateDir, "XDG_STATE_HOME", ".local/state", getenv); err != nil {
+		return fmt.Errorf("--state-dir: %w", err)
+	}
+	if cfg.CacheDir, err = userDir(c.CacheDir, "XDG_CACHE_HOME", ".cache", getenv); err != nil {
+		return fmt.Errorf("--cache-dir: %w", err)
 	}
 	for _, d := range nonEmpty(c.ConfineWrite) {
 		abs, err := absDir(d, getenv)
@@ -585,6 +601,35 @@ func absPath(path string, getenv func(string) string) (string, error) {
 	}
 	if _, err := os.Stat(abs); err != nil {
 		return "", fmt.Errorf("%s does not exist", abs)
+	}
+	return abs, nil
+}
+
+// userDir makes the absolute path of a directory of Boris's own: dir as given (with ~ as
+// $HOME), else boris under $xdgVar, else under $HOME/fallback, else under the system's
+// temporary directory. The directory need not exist yet.
+func userDir(dir, xdgVar, fallback string, getenv func(string) string) (string, error) {
+	home := getenv("HOME")
+	switch {
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		if home == "" {
+			return "", fmt.Errorf("%s names ~ but $HOME is not set", dir)
+		}
+		dir = filepath.Join(home, dir[1:])
+	case dir != "":
+	case filepath.IsAbs(getenv(xdgVar)):
+		dir = filepath.Join(getenv(xdgVar), "boris")
+	case home != "":
+		dir = filepath.Join(home, fallback, "boris")
+	default:
+		dir = filepath.Join(os.TempDir(), "boris-"+strconv.Itoa(os.Getuid()), filepath.Base(fallback))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
 	}
 	return abs, nil
 }
