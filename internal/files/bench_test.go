@@ -131,3 +131,58 @@ func BenchmarkWriteFileSmall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteSyncedSmall is BenchmarkWriteFileSmall made crash safe the plainest way: the
+// edited content goes to a temporary file, which is synced and renamed over the file. It
+// is the floor for an edit that cannot leave a half-written file, which [Replace] is.
+func BenchmarkWriteSyncedSmall(b *testing.B) {
+	dir := b.TempDir()
+	p := filepath.Join(dir, "small.go")
+	if err := os.WriteFile(p, []byte(strings.Repeat("// filler line of text\n", 170)+"x := 1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	pairs := [2][2]string{{"x := 1", "x := 2"}, {"x := 2", "x := 1"}}
+	i := 0
+	for b.Loop() {
+		pr := pairs[i%2]
+		i++
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.CreateTemp(dir, ".small-*")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.WriteString(strings.Replace(string(data), pr[0], pr[1], 1)); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(f.Name(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHeldForWriting is the look for processes that hold an edited file open for
+// writing, made on every edit, while no command runs: it should cost next to nothing.
+func BenchmarkHeldForWriting(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "small.go")
+	if err := os.WriteFile(p, []byte("x := 1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if held := heldForWriting(p, info); held != "" {
+			b.Fatalf("heldForWriting = %q, want none", held)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxHolderScan bounds how many of Boris's descendants [heldForWriting] looks at.
@@ -20,7 +22,7 @@ const maxHolderScan = 4096
 // one, which no name leads to any more, and what it writes is lost.
 func heldForWriting(path string, old fs.FileInfo) string {
 	st, ok := old.Sys().(*syscall.Stat_t)
-	if !ok {
+	if !ok || !hasChildren() {
 		return ""
 	}
 	if real, err := filepath.EvalSymlinks(path); err == nil {
@@ -49,6 +51,18 @@ func heldForWriting(path string, old fs.FileInfo) string {
 		held = append(held[:3], fmt.Sprintf("%d more", len(held)-3))
 	}
 	return strings.Join(held, ", ")
+}
+
+// hasChildren reports whether this process has any child, running, stopped or a zombie,
+// with one system call and without waiting for or reaping any. Every process Boris's
+// commands started that can still hold a file is a child, or a descendant of one: an
+// orphan is adopted by Boris (the subreaper) or, in a cgroup, has left Boris's tree for
+// good. So with no child at all there is nothing to look for, and an edit made while no
+// command runs costs no look at /proc.
+func hasChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+	return err != unix.ECHILD
 }
 
 // children returns the children of pid, from each of its threads.
