@@ -8,7 +8,9 @@
 //     a small file over STDIO;
 //   - peak RSS after HTTP load: S concurrent sessions each making N calls (bash, view);
 //   - peak RSS after one view of a 10 MB file over STDIO;
-//   - time of one str_replace on a small file over STDIO.
+//   - time of one str_replace on a small file over STDIO;
+//   - HTTP throughput: 8 and 32 sessions calling bash `true` for a few seconds, the calls
+//     answered per second and the server's own CPU time per call.
 //
 // Runs of the two servers alternate, each going first in turn (A/B, B/A), and medians are
 // reported, so that load on the machine touches both alike.
@@ -19,6 +21,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -33,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +58,7 @@ func main() {
 	starts := flag.Int("starts", 30, "alternating cold starts")
 	n := flag.Int("n", 500, "calls of each operation per run")
 	sessions := flag.Int("sessions", 8, "concurrent HTTP sessions")
+	loadTime := flag.Duration("load-time", 3*time.Second, "how long each HTTP throughput run lasts, after a second of warm-up")
 	only := flag.String("only", "", "run only the cases whose name contains this")
 	flag.Parse()
 	if *boris == "" || *minimal == "" {
@@ -123,6 +128,24 @@ func main() {
 		c.call("view", map[string]any{"path": filepath.Join(dir, "big.txt")})
 		return c.peakRSS()
 	}, *rounds)
+	for _, n := range []int{8, 32} {
+		name := fmt.Sprintf("HTTP bash true, %d sessions", n)
+		if !strings.Contains(name, *only) {
+			continue
+		}
+		var rate, cpu [2][]float64
+		for r := range *rounds {
+			for k := range servers {
+				i := (r + k) % len(servers)
+				a, b := throughput(servers[i], n, *loadTime)
+				rate[i], cpu[i] = append(rate[i], a), append(cpu[i], b)
+			}
+		}
+		a, b := median(rate[0]), median(rate[1])
+		fmt.Printf("%-44s %9.0f /s %9.0f /s %6.2f×\n", name+", calls", a, b, a/b)
+		a, b = median(cpu[0]), median(cpu[1])
+		fmt.Printf("%-44s %9.3f ms %9.3f ms %6.2f×\n", name+", CPU a call", a, b, a/b)
+	}
 	// Boris writes crash-safe (the data reaches the disk before the rename), so the time
 	// of an edit is compared with the minimal server both writing plainly and so. The
 	// three servers' calls alternate one by one: the time of a sync follows the disk's
@@ -269,14 +292,56 @@ func (c *client) close() {
 // httpLoad starts s on HTTP and runs sessions concurrent sessions, each making n calls
 // alternating bash `true` and a view of a small file, and returns s's peak RSS.
 func httpLoad(s server, dir string, sessions, n int) float64 {
+	addr, pid, stop := startHTTP(s)
+	defer stop()
+	forSessions(addr, sessions, func(cs *mcp.ClientSession, i int) bool {
+		p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}}
+		if i%2 == 1 {
+			p = &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": filepath.Join(dir, "small.txt")}}
+		}
+		call(s, cs, p)
+		return i+1 < n
+	})
+	return peakRSS(pid)
+}
+
+// throughput starts s on HTTP and has sessions concurrent sessions call bash `true` as fast
+// as they can for d, after a warm-up; it returns the calls answered per second and the
+// server's CPU time per call, in milliseconds.
+func throughput(s server, sessions int, d time.Duration) (perSecond, cpuMS float64) {
+	addr, pid, stop := startHTTP(s)
+	defer stop()
+	var calls atomic.Int64
+	var measuring atomic.Bool
+	var cpu0 float64
+	var t0 time.Time
+	end := time.Now().Add(d + time.Second)
+	go func() { // the first second warms up
+		time.Sleep(time.Second)
+		cpu0, t0 = cpuTime(pid), time.Now()
+		measuring.Store(true)
+	}()
+	forSessions(addr, sessions, func(cs *mcp.ClientSession, _ int) bool {
+		call(s, cs, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}})
+		if measuring.Load() {
+			calls.Add(1)
+		}
+		return time.Now().Before(end)
+	})
+	elapsed, cpu := time.Since(t0).Seconds(), cpuTime(pid)-cpu0
+	return float64(calls.Load()) / elapsed, cpu * 1000 / float64(calls.Load())
+}
+
+// startHTTP starts s on HTTP on a free port and waits until it listens.
+func startHTTP(s server) (addr string, pid int, stop func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(err)
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(s.path, s.http(addr)...)
 	cmd.Stderr = os.Stderr
 	must(cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	for i := 0; ; i++ { // until it listens
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {
@@ -284,10 +349,17 @@ func httpLoad(s server, dir string, sessions, n int) float64 {
 			break
 		}
 		if i > 500 {
+			stop()
 			log.Fatalf("%s: not listening on %s", s.path, addr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return addr, cmd.Process.Pid, stop
+}
+
+// forSessions connects sessions clients to addr at once and has each call next, with its
+// own count of calls made, until next returns false.
+func forSessions(addr string, sessions int, next func(cs *mcp.ClientSession, i int) bool) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for range sessions {
@@ -295,23 +367,32 @@ func httpLoad(s server, dir string, sessions, n int) float64 {
 			cl := mcp.NewClient(&mcp.Implementation{Name: "compare", Version: "1"}, nil)
 			cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
 			if err != nil {
-				log.Fatalf("%s: %v", s.path, err)
+				log.Fatalf("%s: %v", addr, err)
 			}
 			defer cs.Close()
-			for i := range n {
-				p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}}
-				if i%2 == 1 {
-					p = &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": filepath.Join(dir, "small.txt")}}
-				}
-				r, err := cs.CallTool(ctx, p)
-				if err != nil || r.IsError {
-					log.Fatalf("%s: %s: %v %v", s.path, p.Name, err, r)
-				}
+			for i := 0; next(cs, i); i++ {
 			}
 		})
 	}
 	wg.Wait()
-	return peakRSS(cmd.Process.Pid)
+}
+
+// call makes one tool call and ends the program if it fails.
+func call(s server, cs *mcp.ClientSession, p *mcp.CallToolParams) {
+	r, err := cs.CallTool(context.Background(), p)
+	if err != nil || r.IsError {
+		log.Fatalf("%s: %s: %v %v", s.path, p.Name, err, r)
+	}
+}
+
+// cpuTime reads the user and system time a process used so far, in seconds.
+func cpuTime(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	must(err)
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // clock ticks; USER_HZ is 100 on Linux
 }
 
 // peakRSS reads a process's high-water resident set size, in MiB.
