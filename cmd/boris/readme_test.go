@@ -20,9 +20,12 @@ import (
 	"github.com/mjkoo/boris/internal/testutil"
 )
 
-// The README's recipes are what a new user copies, so they are run as written: every
-// ```sh block, section by section (each "## " heading), in a copy of the sources, with
-// the section's blocks as one bash script. A comment line right above a block can say
+// The recipes of the README and of every page in docs/ are what a user copies, so they are
+// run as written where they live: every ```sh block, page by page (the README first), section
+// by section (each "## " heading; what comes before the first is a section named by the
+// page's title), in a copy of the sources, with the section's blocks as one bash script. The
+// binary the Quick start builds (./boris) is built in the copy first, for every page's
+// recipes. A comment line right above a block can say
 //
 //	<!-- readme-test: skip WHY -->       the block is not run, for the reason given
 //	<!-- readme-test: expect REGEXP -->  the section's output must match REGEXP
@@ -34,7 +37,7 @@ import (
 // directory each time reuses the build cache. A section that uses a program this machine lacks is skipped: claude (fails
 // with BORIS_E2E_CLAUDE=1), docker or podman without a daemon, or codex.
 
-// readmeBlock is one ```sh block of the README.
+// readmeBlock is one ```sh block of a page.
 type readmeBlock struct {
 	line   int // where the block starts
 	text   string
@@ -42,30 +45,64 @@ type readmeBlock struct {
 	expect []string // what the section's output must match
 }
 
-// readmeSection is the blocks under one "## " heading.
+// readmeSection is the blocks under one "## " heading of a page.
 type readmeSection struct {
+	page   string // README.md or docs/NAME.md
 	title  string
 	blocks []readmeBlock
 }
 
-func TestReadmeRecipes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Boris from a copy of the sources and runs the README's recipes; skipped with -short")
-	}
-	readme, err := os.ReadFile("../../README.md")
+// docPages returns the pages whose recipes are run and whose links are checked, relative
+// to the repository's root: README.md first, then docs/*.md in order.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections := parseReadme(string(readme))
+	pages := []string{"README.md"}
+	for _, d := range docs {
+		pages = append(pages, filepath.ToSlash(strings.TrimPrefix(d, "../../")))
+	}
+	return pages
+}
+
+// readPage returns the text of a page named as docPages names it.
+func readPage(t *testing.T, page string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../..", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReadmeRecipes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Boris from a copy of the sources and runs the recipes of the README and docs/; skipped with -short")
+	}
 	work := copySources(t)
-	for _, sec := range sections {
-		if !sec.runs() {
-			continue
+	build := exec.Command("go", "build", "-o", "boris", "./cmd/boris") // as the Quick start does
+	build.Dir = work
+	build.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building Boris as the Quick start does: %v\n%s", err, out)
+	}
+	for _, page := range docPages(t) {
+		var sections []readmeSection
+		for _, sec := range parseReadme(page, readPage(t, page)) {
+			if sec.runs() {
+				sections = append(sections, sec)
+			}
 		}
-		ok := t.Run(sec.title, func(t *testing.T) { runSection(t, sec, work) })
-		if !ok && sec.title == "Quick start" {
-			t.Fatal("the Quick start failed; the later recipes need what it builds")
+		if len(sections) == 0 {
+			continue // nothing to run on this page
 		}
+		t.Run(page, func(t *testing.T) {
+			for _, sec := range sections {
+				t.Run(sec.title, func(t *testing.T) { runSection(t, sec, work) })
+			}
+		})
 	}
 }
 
@@ -81,16 +118,21 @@ func (s readmeSection) runs() bool {
 
 var readmeMarker = regexp.MustCompile(`^<!-- readme-test: (skip|expect) (.*) -->$`)
 
-// parseReadme returns the README's sections with their ```sh blocks.
-func parseReadme(text string) []readmeSection {
+// parseReadme returns a page's sections with their ```sh blocks.
+func parseReadme(page, text string) []readmeSection {
 	var secs []readmeSection
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		switch {
+		case strings.HasPrefix(line, "# ") && len(secs) == 0:
+			secs = append(secs, readmeSection{page: page, title: strings.TrimPrefix(line, "# ")})
 		case strings.HasPrefix(line, "## "):
-			secs = append(secs, readmeSection{title: strings.TrimPrefix(line, "## ")})
-		case line == "```sh" && len(secs) > 0:
+			secs = append(secs, readmeSection{page: page, title: strings.TrimPrefix(line, "## ")})
+		case line == "```sh":
+			if len(secs) == 0 {
+				secs = append(secs, readmeSection{page: page, title: page})
+			}
 			b := readmeBlock{line: i + 1}
 			for j := i - 1; j >= 0; j-- {
 				m := readmeMarker.FindStringSubmatch(lines[j])
@@ -109,6 +151,9 @@ func parseReadme(text string) []readmeSection {
 			}
 			b.text = strings.Join(body, "\n")
 			secs[len(secs)-1].blocks = append(secs[len(secs)-1].blocks, b)
+		case strings.HasPrefix(line, "```"): // another fence: no headings inside
+			for i++; i < len(lines) && lines[i] != "```"; i++ {
+			}
 		}
 	}
 	return secs
@@ -144,7 +189,7 @@ func (s readmeSection) script(port int, project string) (string, []string, strin
 		if missing := missingProgram(text); missing != "" {
 			return "", nil, missing
 		}
-		fmt.Fprintf(&b, "echo '>>> README.md:%d' >&2\n%s\n", blk.line, text)
+		fmt.Fprintf(&b, "echo '>>> %s:%d' >&2\n%s\n", s.page, blk.line, text)
 		if background.MatchString(text) && strings.Contains(text, "boris") {
 			b.WriteString("read -r -t 60 _ <&3 || { echo 'readme-test: Boris did not start serving' >&2; exit 1; }\n")
 		}
@@ -189,7 +234,7 @@ func runSection(t *testing.T, sec readmeSection, work string) {
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
 	out, stderr, err := runScript(t, script, work, append(env, goCaches(t)...))
 	if err != nil {
-		t.Fatalf("the recipes of %q failed: %v\nstdout:\n%s\nstderr:\n%s", sec.title, err, out, stderr)
+		t.Fatalf("the recipes of %q in %s failed: %v\nstdout:\n%s\nstderr:\n%s", sec.title, sec.page, err, out, stderr)
 	}
 	for _, re := range expect {
 		if !regexp.MustCompile(re).MatchString(out) {

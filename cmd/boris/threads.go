@@ -8,7 +8,7 @@ import (
 // reservedThreads is how many OS threads the server starts at once and keeps. Under a
 // fork bomb that took every task its limit allows, the Go runtime can still run on
 // these, where creating a thread would fail and end the process (fatal error: newosproc).
-// The server's threads while 30 clients call it: see README.
+// The server's threads while 30 clients call it: see docs/commands.md.
 const reservedThreads = 32
 
 // reserveThreads makes the Go runtime start n OS threads now, which it then keeps idle and

@@ -13,14 +13,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = stdflag.Bool("update", false, "rewrite the README's flag table from the flag definitions")
+var update = stdflag.Bool("update", false, "rewrite the flag table of docs/configuration.md from the flag definitions")
 
-// TestReadmeFlagTable keeps the README's table of flags in step with the flags Boris
+// TestReadmeFlagTable keeps the table of flags in docs/configuration.md in step with the flags Boris
 // takes: it is generated from their definitions (go test ./internal/config -update, or
 // go generate ./...).
 func TestReadmeFlagTable(t *testing.T) {
 	const begin, end = "<!-- flags:begin", "<!-- flags:end -->"
-	readme := filepath.Join("..", "..", "README.md")
+	readme := filepath.Join("..", "..", "docs", "configuration.md")
 	data, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestReadmeFlagTable(t *testing.T) {
 	i := bytes.Index(data, []byte(begin))
 	j := bytes.Index(data, []byte(end))
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %q … %q markers", begin, end)
+		t.Fatalf("docs/configuration.md lacks the %q … %q markers", begin, end)
 	}
 	i += bytes.IndexByte(data[i:], '\n') + 1
 	got := flagTable(flagsOf(reflect.TypeFor[cli]()))
@@ -40,7 +40,7 @@ func TestReadmeFlagTable(t *testing.T) {
 		return
 	}
 	if diff := cmp.Diff(got, string(data[i:j])); diff != "" {
-		t.Errorf("README flag table is stale (-want +got); run go test ./internal/config -update:\n%s", diff)
+		t.Errorf("the flag table of docs/configuration.md is stale (-want +got); run go test ./internal/config -update:\n%s", diff)
 	}
 }
 

@@ -1,7 +1,7 @@
 package tools
 
 // ClaudeTwins names, for each of Claude Code's tools, the Boris tool it shares its
-// implementation with (the README shows both faces in one table).
+// implementation with (docs/tools.md shows both faces in one table).
 var ClaudeTwins = map[string]string{
 	"Bash": "bash", "BashOutput": "task_output", "TaskOutput": "task_output", "KillShell": "task_kill",
 	"TaskStop": "task_kill", "Read": "view", "Write": "create_file", "Edit": "str_replace",

@@ -18,7 +18,7 @@ import (
 	"github.com/mjkoo/boris/internal/tools"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files (and the README tools section) from the current code")
+var update = flag.Bool("update", false, "rewrite golden files (and the reference of docs/tools.md) from the current code")
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
@@ -85,11 +85,12 @@ func TestToolsListGolden(t *testing.T) {
 	}
 }
 
-// TestReadmeToolsSection keeps the README's tools section in step with the tool table.
+// TestReadmeToolsSection keeps the reference section of docs/tools.md in step with the
+// tool table.
 func TestReadmeToolsSection(t *testing.T) {
 	t.Parallel()
 	const begin, end = "<!-- tools:begin", "<!-- tools:end -->"
-	readme := filepath.Join("..", "..", "README.md")
+	readme := filepath.Join("..", "..", "docs", "tools.md")
 	data, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func TestReadmeToolsSection(t *testing.T) {
 	i := bytes.Index(data, []byte(begin))
 	j := bytes.Index(data, []byte(end))
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %q … %q markers", begin, end)
+		t.Fatalf("docs/tools.md lacks the %q … %q markers", begin, end)
 	}
 	i += bytes.IndexByte(data[i:], '\n') + 1
 	got := toolsMarkdown(listTools(t, borisTools), listTools(t, compatTools), listTools(t, claudeTools), listTools(t, codexTools))
@@ -109,7 +110,7 @@ func TestReadmeToolsSection(t *testing.T) {
 		return
 	}
 	if diff := cmp.Diff(got, string(data[i:j])); diff != "" {
-		t.Errorf("README tools section is stale (-want +got); run go test ./internal/tools -update:\n%s", diff)
+		t.Errorf("the tools reference of docs/tools.md is stale (-want +got); run go test ./internal/tools -update:\n%s", diff)
 	}
 }
 

@@ -27,7 +27,7 @@ func testConfig(t *testing.T) config.Config {
 	return config.Config{
 		Transport:             "stdio",
 		Workdir:               wd,
-		Timeout:               120 * time.Second, // the default, so goldens and the README show it
+		Timeout:               120 * time.Second, // the default, so goldens and docs/tools.md show it
 		MaxFileSize:           10_000_000,
 		OutputBudget:          config.DefaultOutputBudget,
 		RequireViewBeforeEdit: true,
