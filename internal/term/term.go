@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/vt"
+	"golang.org/x/sys/unix"
 )
 
 // Defaults of a command's terminal.
@@ -52,9 +53,19 @@ const (
 	maxCarry = 512
 )
 
-// writeTimeout bounds one write to the terminal's input: a program that reads none of
-// its input must not hold a call.
+// writeTimeout bounds how long what is typed waits for room in the terminal's input: a
+// program that reads none of its input must not hold a call. The terminal's answers to a
+// program's queries never wait: one that does not read them has no use for them, and a
+// flood of queries must not hold the screen, a kill or the end of a task.
 const writeTimeout = 2 * time.Second
+
+// Between tries to type into a full input queue the screen sleeps, from retryFirst doubling
+// up to retryMost: the kernel may call a full pseudo-terminal writable while a write still
+// finds no room, so waiting for it to say so would spin.
+const (
+	retryFirst = 200 * time.Microsecond
+	retryMost  = 20 * time.Millisecond
+)
 
 // ErrInputBlocked says that the program did not read its input.
 var ErrInputBlocked = errors.New("the program is not reading its input")
@@ -113,6 +124,9 @@ func (s *Screen) emulator() *vt.Emulator {
 		s.pmu.Lock()
 		if !s.closed {
 			s.wg.Go(s.answer)
+		} else {
+			// Nobody will read what it sends: it must not wait for a reader.
+			_ = s.em.InputPipe().(*io.PipeWriter).CloseWithError(io.EOF)
 		}
 		s.pmu.Unlock()
 	}
@@ -337,13 +351,15 @@ func (s *Screen) pause(d time.Duration) {
 	}
 }
 
-// answer passes what the terminal sends (answers to queries, keys) to the command.
+// answer passes what the terminal sends (answers to queries, keys) to the command, as
+// much of it as the terminal's input takes at once; the rest is dropped. It reads on
+// until the screen is closed, so that the emulator never waits for it.
 func (s *Screen) answer() {
 	buf := make([]byte, 4096)
 	for {
 		n, err := s.em.Read(buf)
 		if n > 0 {
-			s.deliver(buf[:n])
+			s.deliver(buf[:n], 0)
 		}
 		if err != nil {
 			return
@@ -352,20 +368,50 @@ func (s *Screen) answer() {
 }
 
 // Attach sends what is typed at the screen to in, the master side of the command's
-// pseudo-terminal.
+// pseudo-terminal, which must be non-blocking. Until it is attached, and once the screen
+// is closed, what is typed and the answers to queries go nowhere.
 func (s *Screen) Attach(in *os.File) { s.in.Store(in) }
 
-// deliver writes p to the terminal's input, giving up after writeTimeout.
-func (s *Screen) deliver(p []byte) {
+// deliver writes p to the terminal's input, trying again for up to wait while the input
+// is full; what does not fit by then is dropped, and counted as lost. Each try is one
+// write system call: a full pseudo-terminal can poll as writable while a write finds no
+// room, which Go's poller would retry at once, over and over.
+func (s *Screen) deliver(p []byte, wait time.Duration) {
 	in := s.in.Load()
 	if in == nil {
 		return
 	}
-	_ = in.SetWriteDeadline(time.Now().Add(writeTimeout))
-	n, err := in.Write(p)
+	rc, err := in.SyscallConn()
 	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(wait)
+	pause := retryFirst
+	for len(p) > 0 {
+		var n int
+		var werr error
+		if rc.Write(func(fd uintptr) bool {
+			n, werr = unix.Write(int(fd), p)
+			return true // one try; never the poller's wait
+		}) != nil {
+			break // the terminal is closed
+		}
+		if n > 0 {
+			p = p[n:]
+			continue
+		}
+		if werr == unix.EINTR {
+			continue
+		}
+		if werr != unix.EAGAIN || !time.Now().Add(pause).Before(deadline) || s.in.Load() != in {
+			break
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, retryMost)
+	}
+	if len(p) > 0 {
 		s.pmu.Lock()
-		s.lost += int64(len(p) - n)
+		s.lost += int64(len(p))
 		s.pmu.Unlock()
 	}
 }
@@ -376,7 +422,7 @@ func (s *Screen) Type(text []byte, keys []Key) error {
 	if len(text) > 0 {
 		// Straight to the terminal: keys, which need the emulator's modes to be spelled,
 		// follow through it.
-		s.deliver(text)
+		s.deliver(text, writeTimeout)
 	}
 	if len(keys) > 0 {
 		s.flush() // a key's bytes depend on modes the program set (application cursor keys)
@@ -385,6 +431,10 @@ func (s *Screen) Type(text []byte, keys []Key) error {
 		for _, k := range keys {
 			em.SendKey(k.event())
 		}
+		// The emulator's pipe hands over each write whole to answer, which delivers it
+		// before it reads again: an empty write returns once the keys are delivered, so
+		// that they come before whatever is typed or closed next.
+		_, _ = em.InputPipe().Write(nil)
 		s.mu.Unlock()
 	}
 	s.pmu.Lock()
@@ -475,8 +525,11 @@ func (sn Snapshot) Text() string {
 }
 
 // Close stops the screen once the output handed to it is interpreted, if it was needed;
-// what it shows then can still be had.
+// what it shows then can still be had. The program has ended, or is being ended: from
+// now on nothing reaches its terminal, the answers to what it asked included, so that
+// interpreting what it left (at most maxPending) never waits on it.
 func (s *Screen) Close() {
+	s.in.Store(nil)
 	s.pmu.Lock()
 	needed := s.needed
 	s.pmu.Unlock()

@@ -1,12 +1,15 @@
 package term
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 func TestParseKey(t *testing.T) {
@@ -228,5 +231,84 @@ func TestEmulatorMadeWhenNeeded(t *testing.T) {
 			t.Errorf("closed first %v: screen (-want +got):\n%s (skipped %v)", closeFirst, diff, got.Skipped)
 		}
 		s.Close()
+	}
+}
+
+// TestQueryFloodUnread: a program that asks its terminal 20,000 times and reads none of
+// the answers holds up nothing. The answers that do not fit in its input are dropped, the
+// screen can be looked at, text typed at it is refused as blocked rather than waited on
+// for ever, and the screen closes at once.
+func TestQueryFloodUnread(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe() // read by no one: its buffer fills, as a terminal's input does
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	fill(t, w)
+	s := NewScreen(5, 20)
+	s.Attach(w)
+	done := make(chan error, 1)
+	go func() {
+		for range 20 {
+			s.Write([]byte(strings.Repeat("\x1b[6n", 1000)))
+		}
+		s.Write([]byte("asked"))
+		if got := s.Snapshot().Text(); !strings.Contains(got, "asked") {
+			t.Errorf("screen %q, want it to show asked", got)
+		}
+		err := s.Type([]byte("typed"), nil)
+		s.Close()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != ErrInputBlocked {
+			t.Errorf("Type into a full input = %v, want ErrInputBlocked", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the screen did not get through a flood of unread queries within 20s")
+	}
+}
+
+// fill writes to w until it takes no more.
+func fill(t *testing.T, w *os.File) {
+	t.Helper()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 4096)
+	for full := false; !full; {
+		_ = rc.Write(func(fd uintptr) bool {
+			_, err := unix.Write(int(fd), junk)
+			full = err == unix.EAGAIN
+			return true
+		})
+	}
+}
+
+// TestNoAnswerAfterClose: once the screen is closed, the program being gone or going,
+// the rest of its questions get no answer.
+func TestNoAnswerAfterClose(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := NewScreen(5, 20)
+	s.Attach(w)
+	s.Write([]byte("\x1b[?1049h")) // the emulator is made, and waits for output
+	s.Snapshot()
+	s.pmu.Lock()
+	s.pending = append(s.pending, "\x1b[6n"...) // left to interpret when it closes
+	s.needed = true
+	s.pmu.Unlock()
+	s.Close()
+	w.Close()
+	if b, _ := io.ReadAll(r); len(b) > 0 {
+		t.Errorf("the terminal got %q after the screen closed, want nothing", b)
 	}
 }
