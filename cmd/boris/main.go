@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	// A client that starts Boris without --transport (the usual way to register an MCP
 	// server) talks on stdin and stdout: it is served there, never by an HTTP server that
-	// outlives it, unless a setting only HTTP uses says otherwise.
+	// outlives it, unless a flag only HTTP uses says otherwise.
 	cfg, err := config.ParseStdin(args, getenv, buildVersion(), stdout, isPipe(stdin))
 	if errors.Is(err, config.ErrVersion) {
 		fmt.Fprintf(stdout, "%s\n%s\n", buildVersion(), confine.Describe())
@@ -153,20 +153,17 @@ func logStopped(ctx context.Context, log *slog.Logger, otherwise string, err err
 }
 
 // logTransport says, first, which transport Boris chose and why, when the command line
-// and the environment named none; the line is logged at info level where that shows, else
-// as a warning (STDIO logs only warnings by default). It warns of HTTP settings of the
-// environment that a named stdio transport ignores.
+// and the environment named none: at info level where that shows, else as a warning
+// (STDIO logs only warnings by default).
 func logTransport(ctx context.Context, log *slog.Logger, cfg *config.Config) {
-	if cfg.TransportWhy != "" {
-		level := slog.LevelInfo
-		if !log.Enabled(ctx, level) {
-			level = slog.LevelWarn
-		}
-		log.Log(ctx, level, "transport "+cfg.Transport, "why", cfg.TransportWhy)
+	if cfg.TransportWhy == "" {
+		return
 	}
-	if len(cfg.HTTPIgnored) > 0 {
-		log.Warn("settings only HTTP uses are ignored on stdio", "settings", strings.Join(cfg.HTTPIgnored, " "))
+	level := slog.LevelInfo
+	if !log.Enabled(ctx, level) {
+		level = slog.LevelWarn
 	}
+	log.Log(ctx, level, "transport "+cfg.Transport, "why", cfg.TransportWhy)
 }
 
 // isPipe reports whether r is a pipe or a socket, as a client that starts Boris gives it.

@@ -345,16 +345,16 @@ func TestPipedStdinServesStdio(t *testing.T) {
 		t.Errorf("boris served HTTP with a pipe as stdin: %s", cmd.Stderr)
 	}
 	first, _, _ := strings.Cut(cmd.Stderr.(*syncBuffer).String(), "\n")
-	if want := `level=WARN msg="transport stdio" why="stdin is a pipe and no HTTP setting was given`; !strings.Contains(first, want) {
+	if want := `level=WARN msg="transport stdio" why="stdin is a pipe and no HTTP flag was given (--transport http or --port serves HTTP)"`; !strings.Contains(first, want) {
 		t.Errorf("first log line = %q, want it to hold %q", first, want)
 	}
 }
 
-// TestTransportChoice: a setting only HTTP uses means HTTP whatever stdin is (a pipe, as
-// a program's child gets by default, /dev/null or a terminal), and the first log line
-// says so; with no such setting and stdin not a pipe, it is HTTP too, and says why. A
-// command line naming stdio and a setting only HTTP uses is refused before anything is
-// served.
+// TestTransportChoice: a flag only HTTP uses means HTTP whatever stdin is (a pipe, as a
+// program's child gets by default, /dev/null or a terminal), and the first log line says
+// so; with no such flag, a pipe means STDIO, whatever variables only HTTP uses say, and
+// anything else HTTP, and the first line says why. A command line naming stdio and a flag
+// only HTTP uses is refused before anything is served.
 func TestTransportChoice(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -366,7 +366,7 @@ func TestTransportChoice(t *testing.T) {
 		serve bool   // the server listens on the port it was given
 	}{
 		{"pipe and port", "pipe", []string{"--port", "{port}"}, nil, `level=INFO msg="transport http" why="--port is for HTTP"`, true},
-		{"pipe and port variable", "pipe", nil, []string{"BORIS_PORT={port}"}, `level=INFO msg="transport http" why="$BORIS_PORT is for HTTP"`, true},
+		{"pipe and port variable", "pipe", nil, []string{"BORIS_PORT={port}"}, `level=WARN msg="transport stdio" why="stdin is a pipe and no HTTP flag was given ($BORIS_PORT ignored; --transport http or --port serves HTTP)"`, false},
 		{"null and port", "null", []string{"--port", "{port}"}, nil, `level=INFO msg="transport http" why="--port is for HTTP"`, true},
 		{"terminal and port", "terminal", []string{"--port", "{port}"}, nil, `level=INFO msg="transport http" why="--port is for HTTP"`, true},
 		{"null", "null", nil, nil, `level=INFO msg="transport http" why="stdin is not a pipe"`, false},

@@ -30,9 +30,6 @@ type Config struct {
 	// TransportWhy says why Boris chose Transport itself, when neither the command line
 	// nor the environment named one; it is empty when they did.
 	TransportWhy string
-	// HTTPIgnored names the settings of the environment that only HTTP uses ("$BORIS_PORT"),
-	// when the transport named is stdio.
-	HTTPIgnored []string
 
 	AllowDirs []string // as given; pathscope makes them canonical
 	DenyDirs  []string // plain directories or glob patterns (package glob)
@@ -164,7 +161,7 @@ var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 // process environment. A "for" tag marks the settings only one transport uses: "http",
 // or "http,watch" for those the live view's own listener in stdio mode (--watch) uses too.
 type cli struct {
-	Transport       string        `help:"Transport: http or stdio. Unset, it is http when a setting only HTTP uses is given (--port, --host, a token, ...), else stdio when stdin is a pipe (a client starting Boris), else http." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Transport       string        `help:"Transport: http or stdio. Unset, it is http when a flag only HTTP uses is given (--port, --host, a token, ...), else stdio when stdin is a pipe (a client starting Boris), else http." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
 	Host            string        `for:"http" help:"Address to listen on (http). 0.0.0.0 listens on every interface, and needs a token." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Port            int           `for:"http" help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
@@ -216,9 +213,9 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 }
 
 // ParseStdin is [Parse] for a process whose stdin is a pipe or a socket when stdinPipe
-// is set. With no transport named, a setting only HTTP uses (--port, $BORIS_HOST, a
-// token, ...) means http; else a pipe as stdin means stdio; else http. The Config's
-// TransportWhy says which and why.
+// is set. With no transport named, a flag only HTTP uses (--port, --host, a token, ...)
+// means http; else a pipe as stdin means stdio; else http. The Config's TransportWhy says
+// which and why.
 func ParseStdin(args []string, getenv func(string) string, version string, stdout io.Writer, stdinPipe bool) (Config, error) {
 	var c cli
 	given, err := parseFlags(&c, args, getenv)
@@ -231,24 +228,25 @@ func ParseStdin(args []string, getenv func(string) string, version string, stdou
 	case c.Version:
 		return Config{}, ErrVersion
 	}
-	why, ignored, err := c.transport(given, stdinPipe)
+	why, err := c.transport(given, stdinPipe)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg, err := c.config(getenv, version)
-	cfg.TransportWhy, cfg.HTTPIgnored = why, ignored
+	cfg.TransportWhy = why
 	return cfg, err
 }
 
 // transport settles c.Transport. A transport named (--transport, $BORIS_TRANSPORT) is
-// kept; on stdio, a setting only HTTP uses is refused when it is a flag, for the command
-// line contradicts itself, and returned in ignored when it comes from the environment,
-// which other runs share (a container's environment set up for HTTP, say). With none
-// named, a setting only HTTP uses means http; else a pipe as stdin, as a client that
-// starts Boris gives it, means stdio; else http. why says which, and why.
-func (c *cli) transport(given map[int]string, stdinPipe bool) (why string, ignored []string, err error) {
+// kept, and a named stdio refuses a flag only HTTP uses: the command line contradicts
+// itself. With none named, such a flag means http; else a pipe as stdin, as a client that
+// starts Boris gives it, means stdio; else http. why says which, and why. Variables only
+// HTTP uses do not choose HTTP: an environment serves many runs (an image sets $BORIS_HOST
+// for its HTTP default and is also started over STDIO; a shell keeps $BORIS_TOKEN for the
+// clients it starts), so with a pipe as stdin they are named as ignored.
+func (c *cli) transport(given map[int]string, stdinPipe bool) (why string, err error) {
 	t := reflect.TypeFor[cli]()
-	var forHTTP []string // how each setting only HTTP uses was given
+	var flags, vars []string // how each setting only HTTP uses was given
 	for i := range t.NumField() {
 		how, ok := given[i]
 		switch t.Field(i).Tag.Get("for") {
@@ -258,32 +256,35 @@ func (c *cli) transport(given map[int]string, stdinPipe bool) (why string, ignor
 		default:
 			ok = false
 		}
-		if ok {
-			forHTTP = append(forHTTP, how)
+		switch {
+		case !ok:
+		case strings.HasPrefix(how, "$"):
+			vars = append(vars, how)
+		default:
+			flags = append(flags, how)
 		}
 	}
 	tf, _ := t.FieldByName("Transport")
 	if named, ok := given[tf.Index[0]]; ok {
-		if c.Transport != "stdio" {
-			return "", nil, nil
+		if c.Transport == "stdio" && len(flags) > 0 {
+			return "", fmt.Errorf("%s is for HTTP, but %s names stdio: leave out %[1]s, or serve HTTP (--transport http)", flags[0], named)
 		}
-		for _, how := range forHTTP {
-			if !strings.HasPrefix(how, "$") {
-				return "", nil, fmt.Errorf("%s is for HTTP, but %s names stdio: leave out %[1]s, or serve HTTP (--transport http)", how, named)
-			}
-		}
-		return "", forHTTP, nil
+		return "", nil
 	}
 	switch {
-	case len(forHTTP) > 0:
+	case len(flags) > 0:
 		c.Transport = "http"
-		return forHTTP[0] + " is for HTTP", nil, nil
+		return flags[0] + " is for HTTP", nil
 	case stdinPipe:
 		c.Transport = "stdio"
-		return "stdin is a pipe and no HTTP setting was given (--transport http or --port serves HTTP)", nil, nil
+		ignored := ""
+		if len(vars) > 0 {
+			ignored = strings.Join(vars, " ") + " ignored; "
+		}
+		return "stdin is a pipe and no HTTP flag was given (" + ignored + "--transport http or --port serves HTTP)", nil
 	}
 	c.Transport = "http"
-	return "stdin is not a pipe", nil, nil
+	return "stdin is not a pipe", nil
 }
 
 // description is what help says Boris is.
