@@ -46,8 +46,9 @@ func (e *OpError) Unwrap() error { return e.Err }
 
 // ApplyPatch applies p to the files, all or nothing: every operation is worked out in
 // memory first, and the first that fails (a chunk whose lines are not in the file, a file
-// to update or delete that does not exist, a path refused) fails the patch with an
-// [OpError] before any file is touched. The new contents are then written to temporary
+// to update or delete that does not exist, a path refused, a file or directory without a
+// write bit, a file over the size limit: the rules of every edit, for every operation)
+// fails the patch with an [OpError] before any file is touched. The new contents are then written to temporary
 // files beside their targets, the files read are checked to be unchanged, and only then
 // are the temporary files renamed into place and deleted files removed; if one of those
 // steps fails, the ones before it are undone. Updated files keep their mode, BOM,
