@@ -42,13 +42,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		catchSignals(ctx)
 		return runWatch(ctx, args[1:], getenv, stdout, stderr)
 	}
-	if !transportChosen(args, getenv) && isPipe(stdin) {
-		// A client that starts Boris without --transport (the usual way to register an MCP
-		// server) talks on stdin and stdout: serve it there, never an HTTP server that
-		// outlives it.
-		args = append([]string{"--transport=stdio"}, args...)
-	}
-	cfg, err := config.Parse(args, getenv, buildVersion(), stdout)
+	// A client that starts Boris without --transport (the usual way to register an MCP
+	// server) talks on stdin and stdout: it is served there, never by an HTTP server that
+	// outlives it, unless a flag only HTTP uses says otherwise.
+	cfg, err := config.ParseStdin(args, getenv, buildVersion(), stdout, isPipe(stdin))
 	if errors.Is(err, config.ErrVersion) {
 		fmt.Fprintf(stdout, "%s\n%s\n", buildVersion(), confine.Describe())
 		return nil
@@ -65,6 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	hideSecrets(cfg.Token)
 	_ = os.Unsetenv("BORIS_TOKEN")
 	log := newLogger(&cfg, stderr)
+	logTransport(ctx, log, &cfg)
 	srv, err := server.New(&cfg, log, os.Environ())
 	if err != nil {
 		return err
@@ -154,20 +152,18 @@ func logStopped(ctx context.Context, log *slog.Logger, otherwise string, err err
 	log.Info("stopped", "reason", reason)
 }
 
-// transportChosen reports whether the command line or the environment names a transport.
-func transportChosen(args []string, getenv func(string) string) bool {
-	if getenv("BORIS_TRANSPORT") != "" {
-		return true
+// logTransport says, first, which transport Boris chose and why, when the command line
+// and the environment named none: at info level where that shows, else as a warning
+// (STDIO logs only warnings by default).
+func logTransport(ctx context.Context, log *slog.Logger, cfg *config.Config) {
+	if cfg.TransportWhy == "" {
+		return
 	}
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "--transport" || strings.HasPrefix(a, "--transport=") {
-			return true
-		}
+	level := slog.LevelInfo
+	if !log.Enabled(ctx, level) {
+		level = slog.LevelWarn
 	}
-	return false
+	log.Log(ctx, level, "transport "+cfg.Transport, "why", cfg.TransportWhy)
 }
 
 // isPipe reports whether r is a pipe or a socket, as a client that starts Boris gives it.

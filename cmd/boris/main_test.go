@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -319,10 +320,11 @@ func TestGeneratedTokenPrintedOnce(t *testing.T) {
 
 // TestPipedStdinServesStdio: a client that starts boris without --transport (stdin a
 // pipe) is served on stdio, and boris exits when the client closes stdin, rather than
-// serving HTTP to no one after the client has gone.
+// serving HTTP to no one after the client has gone. Its first log line, a warning as
+// STDIO logs only those, says it chose stdio and why.
 func TestPipedStdinServesStdio(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(binary, "--workdir", t.TempDir(), "--port", "0")
+	cmd := exec.Command(binary, "--workdir", t.TempDir(), "--tools", "codex")
 	cmd.Stderr = &syncBuffer{}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -341,6 +343,101 @@ func TestPipedStdinServesStdio(t *testing.T) {
 	}
 	if strings.Contains(cmd.Stderr.(*syncBuffer).String(), "serving http") {
 		t.Errorf("boris served HTTP with a pipe as stdin: %s", cmd.Stderr)
+	}
+	first, _, _ := strings.Cut(cmd.Stderr.(*syncBuffer).String(), "\n")
+	if want := `level=WARN msg="transport stdio" why="stdin is a pipe and no HTTP flag was given (--transport http or --port serves HTTP)"`; !strings.Contains(first, want) {
+		t.Errorf("first log line = %q, want it to hold %q", first, want)
+	}
+}
+
+// TestTransportChoice: a flag only HTTP uses means HTTP whatever stdin is (a pipe, as a
+// program's child gets by default, /dev/null or a terminal), and the first log line says
+// so; with no such flag, a pipe means STDIO, whatever variables only HTTP uses say, and
+// anything else HTTP, and the first line says why. A command line naming stdio and a flag
+// only HTTP uses is refused before anything is served.
+func TestTransportChoice(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		stdin string // "pipe", "null" or "terminal"
+		args  []string
+		env   []string
+		first string // what the first line of the log holds
+		serve bool   // the server listens on the port it was given
+	}{
+		{"pipe and port", "pipe", []string{"--port", "{port}"}, nil, `level=INFO msg="transport http" why="--port is for HTTP"`, true},
+		{"pipe and port variable", "pipe", nil, []string{"BORIS_PORT={port}"}, `level=WARN msg="transport stdio" why="stdin is a pipe and no HTTP flag was given ($BORIS_PORT ignored; --transport http or --port serves HTTP)"`, false},
+		{"null and port", "null", []string{"--port", "{port}"}, nil, `level=INFO msg="transport http" why="--port is for HTTP"`, true},
+		{"terminal and port", "terminal", []string{"--port", "{port}"}, nil, `level=INFO msg="transport http" why="--port is for HTTP"`, true},
+		{"null", "null", nil, nil, `level=INFO msg="transport http" why="stdin is not a pipe"`, false},
+		{"terminal", "terminal", nil, nil, `level=INFO msg="transport http" why="stdin is not a pipe"`, false},
+		{"pipe, port and stdio named", "pipe", []string{"--transport", "stdio", "--port", "{port}"}, nil, "boris: --port is for HTTP, but --transport names stdio", false},
+		{"pipe, port and stdio variable", "pipe", []string{"--port", "{port}"}, []string{"BORIS_TRANSPORT=stdio"}, "boris: --port is for HTTP, but $BORIS_TRANSPORT names stdio", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			port := fmt.Sprint(freePort(t))
+			args := []string{"--workdir", t.TempDir()}
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "{port}", port))
+			}
+			cmd := exec.Command(binary, args...)
+			cmd.Env = os.Environ()
+			for _, e := range tc.env {
+				cmd.Env = append(cmd.Env, strings.ReplaceAll(e, "{port}", port))
+			}
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			switch tc.stdin {
+			case "pipe":
+				w, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+			case "terminal":
+				ptmx, tty, err := pty.Open()
+				if err != nil {
+					t.Skipf("no pseudo-terminal: %v", err)
+				}
+				defer ptmx.Close()
+				defer tty.Close()
+				cmd.Stdin = tty
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer func() {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				<-exited
+			}()
+			if !stderr.waitFor("\n", 20*time.Second) {
+				t.Fatalf("boris logged nothing: %q", stderr.String())
+			}
+			first, _, _ := strings.Cut(stderr.String(), "\n")
+			if !strings.Contains(first, tc.first) {
+				t.Errorf("first line of the log = %q, want it to hold %q", first, tc.first)
+			}
+			if tc.serve {
+				if !stderr.waitFor("url=http://127.0.0.1:"+port+"/mcp", 20*time.Second) {
+					t.Errorf("boris does not serve HTTP on port %s: %s", port, stderr.String())
+				}
+				return
+			}
+			if strings.HasPrefix(tc.first, "boris: ") {
+				select {
+				case err := <-exited:
+					exited <- err
+					if cmd.ProcessState.ExitCode() != 1 {
+						t.Errorf("boris exited with %v, want status 1", err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Errorf("boris still runs after refusing its command line: %s", stderr.String())
+				}
+			}
+		})
 	}
 }
 

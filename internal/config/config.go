@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ type Config struct {
 	Port      int
 	Workdir   string // absolute, existing directory
 	Timeout   time.Duration
+
+	// TransportWhy says why Boris chose Transport itself, when neither the command line
+	// nor the environment named one; it is empty when they did.
+	TransportWhy string
 
 	AllowDirs []string // as given; pathscope makes them canonical
 	DenyDirs  []string // plain directories or glob patterns (package glob)
@@ -153,11 +158,12 @@ var ErrVersion = fmt.Errorf("version: %w", ErrExit)
 
 // cli is the command line, as [ParseFlags] reads it. Every flag names its environment
 // variable in an envvar tag, read through the getenv given to [Parse] rather than the
-// process environment.
+// process environment. A "for" tag marks the settings only one transport uses: "http",
+// or "http,watch" for those the live view's own listener in stdio mode (--watch) uses too.
 type cli struct {
-	Transport       string        `help:"Transport: http or stdio. Unset, a pipe as stdin (a client starting Boris) means stdio." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
-	Host            string        `help:"Address to listen on (http). 0.0.0.0 listens on every interface, and needs a token." default:"127.0.0.1" envvar:"BORIS_HOST"`
-	Port            int           `help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
+	Transport       string        `help:"Transport: http or stdio. Unset, it is http when a flag only HTTP uses is given (--port, --host, a token, ...), else stdio when stdin is a pipe (a client starting Boris), else http." default:"http" enum:"http,stdio" envvar:"BORIS_TRANSPORT"`
+	Host            string        `for:"http" help:"Address to listen on (http). 0.0.0.0 listens on every interface, and needs a token." default:"127.0.0.1" envvar:"BORIS_HOST"`
+	Port            int           `for:"http" help:"TCP port to listen on (http)." default:"8080" envvar:"BORIS_PORT"`
 	Workdir         string        `help:"Initial working directory of every session." default:"." envvar:"BORIS_WORKDIR"`
 	Timeout         time.Duration `help:"Default bash timeout: seconds, or a duration such as 90s or 10m (the bash tool's own timeout is in milliseconds)." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir        []string      `help:"Confine file tools, and commands where the kernel has Landlock, to this directory (repeatable; relative to --workdir)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
@@ -175,15 +181,15 @@ type cli struct {
 	Tools           string        `help:"Tool set to offer: boris (Boris's own tools), claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...) or codex (Codex's: exec_command, write_stdin, apply_patch, view_image)." default:"boris" enum:"boris,claude-code,codex" envvar:"BORIS_TOOLS"`
 	Structured      bool          `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
 	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
-	Token           string        `placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user, and Boris warns then, as it does of a token under 16 characters)." envvar:"BORIS_TOKEN"`
-	TokenFile       string        `help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
-	GenerateToken   bool          `help:"Generate a random bearer token and print it once to stderr, as export BORIS_TOKEN=... and a live view link." envvar:"BORIS_GENERATE_TOKEN"`
-	AllowOrigin     []string      `help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
-	InsecureNoAuth  bool          `name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
-	MaxRequestSize  string        `help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
-	MaxSessions     int           `help:"Most live MCP sessions over HTTP, and most stateless workspaces; when full, the least recently used idle one is closed." default:"64" envvar:"BORIS_MAX_SESSIONS"`
-	SessionIdle     time.Duration `name:"session-idle-timeout" help:"Seconds (or a duration such as 30m) before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
-	Stateless       bool          `help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
+	Token           string        `for:"http,watch" placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user, and Boris warns then, as it does of a token under 16 characters)." envvar:"BORIS_TOKEN"`
+	TokenFile       string        `for:"http,watch" help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
+	GenerateToken   bool          `for:"http,watch" help:"Generate a random bearer token and print it once to stderr, as export BORIS_TOKEN=... and a live view link." envvar:"BORIS_GENERATE_TOKEN"`
+	AllowOrigin     []string      `for:"http" help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
+	InsecureNoAuth  bool          `for:"http,watch" name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
+	MaxRequestSize  string        `for:"http" help:"Largest HTTP request body accepted." default:"4MiB" envvar:"BORIS_MAX_REQUEST_SIZE"`
+	MaxSessions     int           `for:"http" help:"Most live MCP sessions over HTTP, and most stateless workspaces; when full, the least recently used idle one is closed." default:"64" envvar:"BORIS_MAX_SESSIONS"`
+	SessionIdle     time.Duration `for:"http" name:"session-idle-timeout" help:"Seconds (or a duration such as 30m) before an idle HTTP session or stateless workspace is closed and its processes killed." default:"1800" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	Stateless       bool          `for:"http" help:"Serve only stateless HTTP (MCP 2026-07-28 style, no Mcp-Session-Id), for replicas behind a plain load balancer." envvar:"BORIS_STATELESS"`
 	MaxTasks        int           `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
 	MaxProcesses    int           `help:"Most processes and threads one command (or background task) may have at once; one that tries for more is killed, with everything it started. 0 leaves Boris and other sessions room under the limit Boris itself runs under (at most 4096); -1: no limit." default:"0" envvar:"BORIS_MAX_PROCESSES"`
 	TaskAfter       time.Duration `name:"task-after" help:"Seconds (or a duration such as 20s) a bash call runs before it becomes an MCP task, for clients that declare the Tasks extension (0: never)." default:"20" envvar:"BORIS_TASK_AFTER"`
@@ -201,9 +207,18 @@ type cli struct {
 // Parse reads args (without the program name) and the BORIS_* variables from getenv, and
 // returns a validated Config. Help goes to stdout; then Parse returns [ErrExit]. For
 // --version it returns [ErrVersion], for the caller to print the version. Any other error is one line fit to show a user.
+// With no transport named, Parse chooses as [ParseStdin] does for a stdin that is not a pipe.
 func Parse(args []string, getenv func(string) string, version string, stdout io.Writer) (Config, error) {
+	return ParseStdin(args, getenv, version, stdout, false)
+}
+
+// ParseStdin is [Parse] for a process whose stdin is a pipe or a socket when stdinPipe
+// is set. With no transport named, a flag only HTTP uses (--port, --host, a token, ...)
+// means http; else a pipe as stdin means stdio; else http. The Config's TransportWhy says
+// which and why.
+func ParseStdin(args []string, getenv func(string) string, version string, stdout io.Writer, stdinPipe bool) (Config, error) {
 	var c cli
-	err := ParseFlags(&c, args, getenv)
+	given, err := parseFlags(&c, args, getenv)
 	switch {
 	case errors.Is(err, ErrHelp):
 		WriteHelp(stdout, "boris [flags]", description, &c)
@@ -213,7 +228,63 @@ func Parse(args []string, getenv func(string) string, version string, stdout io.
 	case c.Version:
 		return Config{}, ErrVersion
 	}
-	return c.config(getenv, version)
+	why, err := c.transport(given, stdinPipe)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := c.config(getenv, version)
+	cfg.TransportWhy = why
+	return cfg, err
+}
+
+// transport settles c.Transport. A transport named (--transport, $BORIS_TRANSPORT) is
+// kept, and a named stdio refuses a flag only HTTP uses: the command line contradicts
+// itself. With none named, such a flag means http; else a pipe as stdin, as a client that
+// starts Boris gives it, means stdio; else http. why says which, and why. Variables only
+// HTTP uses do not choose HTTP: an environment serves many runs (an image sets $BORIS_HOST
+// for its HTTP default and is also started over STDIO; a shell keeps $BORIS_TOKEN for the
+// clients it starts), so with a pipe as stdin they are named as ignored.
+func (c *cli) transport(given map[int]string, stdinPipe bool) (why string, err error) {
+	t := reflect.TypeFor[cli]()
+	var flags, vars []string // how each setting only HTTP uses was given
+	for i := range t.NumField() {
+		how, ok := given[i]
+		switch t.Field(i).Tag.Get("for") {
+		case "http,watch":
+			ok = ok && c.Watch == ""
+		case "http":
+		default:
+			ok = false
+		}
+		switch {
+		case !ok:
+		case strings.HasPrefix(how, "$"):
+			vars = append(vars, how)
+		default:
+			flags = append(flags, how)
+		}
+	}
+	tf, _ := t.FieldByName("Transport")
+	if named, ok := given[tf.Index[0]]; ok {
+		if c.Transport == "stdio" && len(flags) > 0 {
+			return "", fmt.Errorf("%s is for HTTP, but %s names stdio: leave out %[1]s, or serve HTTP (--transport http)", flags[0], named)
+		}
+		return "", nil
+	}
+	switch {
+	case len(flags) > 0:
+		c.Transport = "http"
+		return flags[0] + " is for HTTP", nil
+	case stdinPipe:
+		c.Transport = "stdio"
+		ignored := ""
+		if len(vars) > 0 {
+			ignored = strings.Join(vars, " ") + " ignored; "
+		}
+		return "stdin is a pipe and no HTTP flag was given (" + ignored + "--transport http or --port serves HTTP)", nil
+	}
+	c.Transport = "http"
+	return "stdin is not a pipe", nil
 }
 
 // description is what help says Boris is.

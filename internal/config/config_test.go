@@ -96,7 +96,7 @@ func TestParseFlagsAndEnv(t *testing.T) {
 			func(c Config) string { return cmp.Diff("0.0.0.0", c.Host) }},
 		{"non-loopback insecure", []string{"--host", "0.0.0.0", "--insecure-no-auth"}, nil,
 			func(c Config) string { return cmp.Diff(true, c.InsecureNoAuth) }},
-		{"stdio ignores host rule", []string{"--transport", "stdio", "--host", "0.0.0.0"}, nil,
+		{"stdio ignores host rule", []string{"--transport", "stdio"}, map[string]string{"BORIS_HOST": "0.0.0.0"},
 			func(c Config) string { return cmp.Diff("stdio", c.Transport) }},
 		{"no view requirement", []string{"--no-require-view-before-edit"}, nil,
 			func(c Config) string { return cmp.Diff(false, c.RequireViewBeforeEdit) }},

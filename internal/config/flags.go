@@ -87,6 +87,13 @@ func flagsOf(t reflect.Type) []flag {
 // defaults. It returns [ErrHelp] if args ask for help, and otherwise an error of one line
 // that says which flag or variable is wrong.
 func ParseFlags(dst any, args []string, getenv func(string) string) error {
+	_, err := parseFlags(dst, args, getenv)
+	return err
+}
+
+// parseFlags is [ParseFlags], and also returns how each field it did not leave at its
+// default was set, by field index: "--name" from the command line, "$VAR" from a variable.
+func parseFlags(dst any, args []string, getenv func(string) string) (map[int]string, error) {
 	v := reflect.ValueOf(dst).Elem()
 	flags := flagsOf(v.Type())
 	flagArgs := args
@@ -94,9 +101,9 @@ func ParseFlags(dst any, args []string, getenv func(string) string) error {
 		flagArgs = args[:i]
 	}
 	if slices.Contains(flagArgs, "-h") || slices.Contains(flagArgs, "--help") {
-		return ErrHelp // whatever else the line says
+		return nil, ErrHelp // whatever else the line says
 	}
-	given := map[int]bool{}
+	given := map[int]string{}
 	var positional []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -111,31 +118,31 @@ func ParseFlags(dst any, args []string, getenv func(string) string) error {
 		name, value, hasValue := strings.Cut(a, "=")
 		f, negated := lookup(flags, strings.TrimPrefix(name, "--"))
 		if f == nil || !strings.HasPrefix(name, "--") {
-			return fmt.Errorf("unknown flag %s: see --help", plain(name))
+			return nil, fmt.Errorf("unknown flag %s: see --help", plain(name))
 		}
 		switch {
 		case negated && hasValue:
-			return fmt.Errorf("%s takes no value", name)
+			return nil, fmt.Errorf("%s takes no value", name)
 		case negated:
 			value = "false"
 		case f.kind == reflect.Bool && !hasValue:
 			value = "true"
 		case !hasValue:
 			if i+1 == len(args) || strings.HasPrefix(args[i+1], "--") {
-				return fmt.Errorf("%s needs a value", name)
+				return nil, fmt.Errorf("%s needs a value", name)
 			}
 			i++
 			value = args[i]
 		}
-		given[f.field] = true
+		given[f.field] = name
 		if err := f.set(v.Field(f.field), value); err != nil {
-			return fmt.Errorf("--%s %q %w", f.name, value, err)
+			return nil, fmt.Errorf("--%s %q %w", f.name, value, err)
 		}
 	}
 	if err := setPositional(v, flags, positional, given); err != nil {
-		return err
+		return nil, err
 	}
-	return setUnset(v, flags, given, getenv)
+	return given, setUnset(v, flags, given, getenv)
 }
 
 // plain returns s as it is when it prints as one plain word, else quoted, so that an
@@ -148,16 +155,17 @@ func plain(s string) string {
 }
 
 // setUnset sets the fields whose flags were not given from their variables, else their
-// defaults.
-func setUnset(v reflect.Value, flags []flag, given map[int]bool, getenv func(string) string) error {
+// defaults, and adds those set from a variable to given.
+func setUnset(v reflect.Value, flags []flag, given map[int]string, getenv func(string) string) error {
 	for _, f := range flags {
-		if given[f.field] {
+		if _, ok := given[f.field]; ok {
 			continue
 		}
 		if s := getenv(f.envvar); f.envvar != "" && s != "" {
 			if err := f.setEnv(v.Field(f.field), s); err != nil {
 				return fmt.Errorf("$%s=%q %w", f.envvar, s, err)
 			}
+			given[f.field] = "$" + f.envvar
 		} else if f.hasDefault {
 			if err := f.set(v.Field(f.field), f.def); err != nil {
 				panic("config: default of --" + f.name + ": " + err.Error()) // a programmer mistake
@@ -186,7 +194,7 @@ func lookup(flags []flag, name string) (f *flag, negated bool) {
 
 // setPositional sets the positional field, if there is one, from the arguments that are
 // not flags; there may be at most one.
-func setPositional(v reflect.Value, flags []flag, args []string, given map[int]bool) error {
+func setPositional(v reflect.Value, flags []flag, args []string, given map[int]string) error {
 	i := slices.IndexFunc(flags, func(f flag) bool { return f.positional })
 	switch {
 	case len(args) == 0:
@@ -197,7 +205,7 @@ func setPositional(v reflect.Value, flags []flag, args []string, given map[int]b
 		return fmt.Errorf("unexpected argument %q: give one %s", args[1], flags[i].placeholderOr(strings.ToUpper(flags[i].name)))
 	}
 	f := flags[i]
-	given[f.field] = true
+	given[f.field] = f.placeholderOr(strings.ToUpper(f.name))
 	if err := f.set(v.Field(f.field), args[0]); err != nil {
 		return fmt.Errorf("%s %q %w", f.placeholderOr(strings.ToUpper(f.name)), args[0], err)
 	}

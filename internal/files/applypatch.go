@@ -46,8 +46,9 @@ func (e *OpError) Unwrap() error { return e.Err }
 
 // ApplyPatch applies p to the files, all or nothing: every operation is worked out in
 // memory first, and the first that fails (a chunk whose lines are not in the file, a file
-// to update or delete that does not exist, a path refused) fails the patch with an
-// [OpError] before any file is touched. The new contents are then written to temporary
+// to update or delete that does not exist, a path refused, a file or directory without a
+// write bit, a file over the size limit: the rules of every edit, for every operation)
+// fails the patch with an [OpError] before any file is touched. The new contents are then written to temporary
 // files beside their targets, the files read are checked to be unchanged, and only then
 // are the temporary files renamed into place and deleted files removed; if one of those
 // steps fails, the ones before it are undone. Updated files keep their mode, BOM,
@@ -168,11 +169,20 @@ func (t *patchTree) apply(ctx context.Context, op *PatchOp, abs [2]string) error
 	}
 	switch op.Kind {
 	case OpAdd:
+		if err := t.writable(s); err != nil {
+			return err
+		}
+		if err := t.fits(s.abs, len(op.Content)); err != nil {
+			return err
+		}
 		s.data, s.exists = []byte(op.Content), true
 		return nil
 	case OpDelete:
 		if !s.exists {
 			return fmt.Errorf("cannot delete %s: %w", abs[0], fs.ErrNotExist)
+		}
+		if err := t.writable(s); err != nil {
+			return err
 		}
 		s.data, s.exists = nil, false
 		return nil
@@ -196,10 +206,8 @@ func (t *patchTree) update(ctx context.Context, op *PatchOp, s *fileState) ([]by
 	if typ, ok := binaryType(s.data); ok {
 		return nil, "", binaryError(s.abs, int64(len(s.data)), typ)
 	}
-	if s.info != nil {
-		if err := writable(s.abs, s.info); err != nil {
-			return nil, "", err
-		}
+	if err := t.writable(s); err != nil {
+		return nil, "", err
 	}
 	text := splitPatchText(s.data)
 	final := text.finalEOL()
@@ -210,13 +218,32 @@ func (t *patchTree) update(ctx context.Context, op *PatchOp, s *fileState) ([]by
 	if err := lossless(s.abs, s.data, addedText(op.Chunks), false); err != nil {
 		return nil, "", err
 	}
-	if int64(len(data)) > t.opts.MaxFileSize {
-		return nil, "", errorf(ErrTooLarge, "the patch would make %s %s bytes, over the %s-byte limit (--max-file-size)", s.abs, thousands(int64(len(data))), thousands(t.opts.MaxFileSize))
+	if err := t.fits(s.abs, len(data)); err != nil {
+		return nil, "", err
 	}
 	if text.eol == "\n" {
 		return data, "", nil
 	}
 	return data, text.eol, nil
+}
+
+// writable refuses to write or remove s by the rules every edit keeps: the file on disk
+// ([writable]) and its directory ([canWriteIn]).
+func (t *patchTree) writable(s *fileState) error {
+	if s.info != nil {
+		if err := writable(s.abs, s.info); err != nil {
+			return err
+		}
+	}
+	return canWriteIn(t.opts.Open, filepath.Dir(s.abs))
+}
+
+// fits refuses to leave n bytes in abs over the size limit.
+func (t *patchTree) fits(abs string, n int) error {
+	if int64(n) > t.opts.MaxFileSize {
+		return errorf(ErrTooLarge, "the patch would make %s %s bytes, over the %s-byte limit (--max-file-size)", abs, thousands(int64(n)), thousands(t.opts.MaxFileSize))
+	}
+	return nil
 }
 
 // addedText is every line the chunks add, for the encoding check.
@@ -235,6 +262,9 @@ func addedText(chunks []Chunk) []byte {
 func (t *patchTree) move(from *fileState, to string, data []byte, eol string) error {
 	d, err := t.state(to)
 	if err != nil {
+		return err
+	}
+	if err := t.writable(d); err != nil {
 		return err
 	}
 	d.data, d.exists, d.modeOf, d.eol = data, true, from.modeOf, eol

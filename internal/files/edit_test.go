@@ -327,8 +327,8 @@ func TestWriteFailureLeavesOriginal(t *testing.T) {
 		os.Chmod(dir, 0o555)
 		t.Cleanup(func() { os.Chmod(dir, 0o755) })
 		_, err := Replace(t.Context(), p, "original", "changed", false, EditOptions{MaxFileSize: limit})
-		if err == nil || !strings.Contains(err.Error(), "left unchanged") {
-			t.Fatalf("Replace in a read-only directory error = %v, want a refusal", err)
+		if e, ok := errors.AsType[*ReadOnlyError](err); !ok || !e.Dir || e.Path != dir {
+			t.Fatalf("Replace in a read-only directory error = %v, want a ReadOnlyError of the directory %s", err, dir)
 		}
 		if got := readBack(t, p); got != "original\n" {
 			t.Errorf("file after refused write = %q, want the original", got)

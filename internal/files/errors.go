@@ -253,14 +253,19 @@ func (e *SpecialError) Error() string {
 func (e *SpecialError) Is(target error) bool { return target == ErrUnsupported }
 
 // ReadOnlyError is the [ErrUnsupported] of an edit of a file the process may not write:
-// its mode has no write bit, or the kernel refuses writing it for Reason.
+// its mode has no write bit, or the kernel refuses writing it for Reason; or, with Dir, of
+// a file to create, replace or remove in a directory whose mode has no write bit.
 type ReadOnlyError struct {
 	Path   string
 	Mode   fs.FileMode // the permission bits
 	Reason string      // why writing is refused when the mode allows it; "" if it does not
+	Dir    bool        // Path is the directory
 }
 
 func (e *ReadOnlyError) Error() string {
+	if e.Dir {
+		return fmt.Sprintf("the directory %s is read-only (mode %04o)", e.Path, e.Mode)
+	}
 	if e.Reason == "" {
 		return fmt.Sprintf("%s is read-only (mode %04o)", e.Path, e.Mode)
 	}

@@ -44,16 +44,17 @@ func writeAtomic(open Opener, path string, data []byte, old fs.FileInfo, write w
 		return "", err // a refusal keeps its kind
 	}
 	defer d.Close()
+	dir, statErr := d.Stat()
+	if statErr == nil {
+		if err := dirWritable(dirPath, dir); err != nil {
+			return "", err
+		}
+	}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("cannot write %s: %s; the file was left unchanged", path, reason(err))
 		}
 	}()
-	dir, err := d.Stat()
-	// Root may write anywhere; a directory no one may write is still taken as read-only.
-	if err == nil && dir.Mode().Perm()&0o222 == 0 {
-		return "", fmt.Errorf("%w: the directory %s is read-only (mode %04o)", fs.ErrPermission, dirPath, dir.Mode().Perm())
-	}
 	t, err := createTemp(fdOf(d), dirPath, base, old)
 	if err != nil {
 		return "", err
@@ -230,7 +231,8 @@ func lostBits(m fs.FileMode) string {
 
 // openDirMaking opens the directory dir through open, creating it and its missing parents
 // first. Each missing directory is made inside its parent's open directory and opened from
-// there without following a symlink, so none can be made outside what open allows.
+// there without following a symlink, so none can be made outside what open allows; none is
+// made in a directory that [dirWritable] refuses.
 func openDirMaking(open Opener, dir string) (*os.File, error) {
 	var missing []string
 	cur := dir
@@ -250,6 +252,12 @@ func openDirMaking(open Opener, dir string) (*os.File, error) {
 		}
 		missing = append(missing, filepath.Base(cur))
 		cur = parent
+	}
+	if len(missing) > 0 {
+		if err := openDirWritable(d, cur); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		name := missing[i]
@@ -288,6 +296,42 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// dirWritable refuses a directory no one may write (info is its own), to create, replace or
+// remove a file in it. Root may write anywhere, but a read-only checkout stays read-only.
+func dirWritable(path string, info fs.FileInfo) error {
+	if info.Mode().Perm()&0o222 == 0 {
+		return &ReadOnlyError{Path: path, Mode: info.Mode().Perm(), Dir: true}
+	}
+	return nil
+}
+
+// openDirWritable is [dirWritable] of the open directory d, at path.
+func openDirWritable(d *os.File, path string) error {
+	info, err := d.Stat()
+	if err != nil {
+		return err
+	}
+	return dirWritable(path, info)
+}
+
+// canWriteIn refuses, by [dirWritable], to create, replace or remove a file in dir, or to
+// create dir when it is missing in the nearest of its parents that exists. An error opening
+// them is left for the write to report.
+func canWriteIn(open Opener, dir string) error {
+	for {
+		d, err := open.open(dir, os.O_RDONLY|syscall.O_DIRECTORY)
+		if err == nil {
+			defer d.Close()
+			return openDirWritable(d, dir)
+		}
+		parent := filepath.Dir(dir)
+		if !errors.Is(err, fs.ErrNotExist) || parent == dir {
+			return nil
+		}
+		dir = parent
+	}
 }
 
 // writable refuses a file the process may not write, rather than silently replacing a
@@ -408,9 +452,11 @@ func Restore(open Opener, path string, old []byte, existed bool, wrote Digest, m
 		if err != nil {
 			return err
 		}
-		err = unix.Unlinkat(int(d.Fd()), filepath.Base(path), 0)
-		d.Close()
-		if err != nil {
+		defer d.Close()
+		if err := openDirWritable(d, filepath.Dir(path)); err != nil {
+			return err
+		}
+		if err := unix.Unlinkat(int(d.Fd()), filepath.Base(path), 0); err != nil {
 			return fmt.Errorf("removing %s: %s", path, reason(err))
 		}
 		return nil

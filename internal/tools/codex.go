@@ -217,7 +217,8 @@ func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in
 }
 
 // execDir is the directory exec_command runs in: workdir, taken against the session's
-// working directory, or that directory itself.
+// working directory, or that directory itself. A workdir the path rules (--allow-dir,
+// --deny-dir) refuse to the file tools is refused too.
 func execDir(sess *session.Session, workdir string) (string, error) {
 	if workdir == "" {
 		return "", nil
@@ -228,6 +229,9 @@ func execDir(sess *session.Session, workdir string) (string, error) {
 	}
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return "", errorf(CodeNotFound, "workdir %s is not a directory (relative paths are taken against %s): give an existing directory, or leave workdir out", workdir, sess.Cwd())
+	}
+	if _, err := sess.Resolve(dir); err != nil {
+		return "", errorf(codeOf(err), "workdir %s is refused: %w; give a directory the path rules allow, or leave workdir out", workdir, err)
 	}
 	return filepath.Clean(dir), nil
 }

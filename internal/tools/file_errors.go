@@ -85,6 +85,9 @@ func (f *face) editFacts(err error) string {
 		return f.lossy(e)
 	}
 	if e, ok := errors.AsType[*files.ReadOnlyError](err); ok {
+		if e.Dir {
+			return e.Error() + "; change its mode with " + f.bash + " (chmod u+w) first if files in it should be written"
+		}
 		return e.Error() + "; change its mode with " + f.bash + " (chmod u+w) first if it should be edited"
 	}
 	if e, ok := errors.AsType[*files.GrowthError](err); ok {

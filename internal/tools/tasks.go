@@ -108,7 +108,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if in.Until != "" {
 		return h.readUntil(ctx, sess, in.TaskID, in.Until, wait)
 	}
-	return h.readTask(ctx, sess, in.TaskID, wait, in.Screen)
+	return h.readTask(ctx, sess, in.TaskID, wait, in.Screen, h.contentBudget())
 }
 
 func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
@@ -120,18 +120,18 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	return h.readTask(ctx, sess, in.TaskID, 0, false)
+	return h.readTask(ctx, sess, in.TaskID, 0, false, h.contentBudget())
 }
 
-// readTask is the result of reading task id's new output, waiting up to wait for some;
-// with screen, a terminal task's screen too.
-func (h *handlers) readTask(ctx context.Context, sess *session.Session, id string, wait time.Duration, screen bool) (*mcp.CallToolResult, *TaskResult, error) {
+// readTask is the result of reading task id's new output, waiting up to wait for some,
+// within budget characters; with screen, a terminal task's screen too.
+func (h *handlers) readTask(ctx context.Context, sess *session.Session, id string, wait time.Duration, screen bool, budget int) (*mcp.CallToolResult, *TaskResult, error) {
 	if screen {
 		if _, err := sess.Tasks.Screen(id); err != nil {
 			return nil, nil, h.ttyError(err, sess)
 		}
 	}
-	snap, err := sess.Tasks.Output(ctx, id, wait, h.contentBudget(), h.face().omitted)
+	snap, err := sess.Tasks.Output(ctx, id, wait, budget, h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/testutil"
 	"github.com/mjkoo/boris/internal/tools"
 )
@@ -44,6 +47,36 @@ func TestTaskOutputUntil(t *testing.T) {
 	res = call(t, cs, "task_output", map[string]any{"task_id": start.TaskID, "until": "("})
 	if !res.IsError || !strings.Contains(textOf(res), "not a regular expression") {
 		t.Errorf("a bad pattern gave %q", textOf(res))
+	}
+}
+
+// TestTaskOutputUntilBudget: the result of task_output with until stays within the
+// output budget, the matching lines and a long pattern included, and quotes the pattern
+// cut short; a pattern that does not compile is quoted as short.
+func TestTaskOutputUntilBudget(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.OutputBudget = config.MinOutputBudget
+	cfg.StructuredOutput = false // the model reads the text
+	cs, _ := connect(t, cfg, nil)
+	started := textOf(call(t, cs, "bash", map[string]any{"run_in_background": true,
+		"command": "yes \"$(printf '%01200d' 0)\" | head -n 100; echo READY $(printf '%01200d' 0); sleep 600"}))
+	id := regexp.MustCompile(`task_id: (\S+)`).FindStringSubmatch(started)[1]
+	pattern := "READY|" + strings.Repeat("q", 5000)
+	text := textOf(call(t, cs, "task_output", map[string]any{"task_id": id, "until": pattern}))
+	call(t, cs, "task_kill", map[string]any{"task_id": id})
+	if !strings.Contains(text, "matched stdout line 101:\n") {
+		t.Fatalf("task_output until = %.300q, want the match on line 101", text)
+	}
+	if n := utf8.RuneCountInString(text); n > cfg.OutputBudget {
+		t.Errorf("task_output until returned %d characters, over the %d budget", n, cfg.OutputBudget)
+	}
+	if want := `until "READY|qqq`; !strings.Contains(text, want) || strings.Contains(text, strings.Repeat("q", 100)) {
+		t.Errorf("task_output until quotes the pattern as %.200q, want it cut short", text)
+	}
+	res := call(t, cs, "task_output", map[string]any{"task_id": id, "until": "(" + strings.Repeat("q", 5000)})
+	if got := textOf(res); !res.IsError || strings.Contains(got, strings.Repeat("q", 100)) {
+		t.Errorf("a bad long pattern gave %.200q, want an error quoting it short", got)
 	}
 }
 
