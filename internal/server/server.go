@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,6 +40,8 @@ type Server struct {
 	beforeCalls func() // see BeforeCalls
 
 	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
+
+	closing atomic.Bool // set when shutdown starts: /health answers 503
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -200,6 +203,7 @@ func (s *Server) newState(id string) *session.Session {
 // Close ends every client session, killing their processes, and waits until they are
 // freed. It is safe to call more than once.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.pool.close()
 	s.workspaces.close()
 	// Kill processes first so in-flight calls return, then close the protocol sessions.

@@ -38,8 +38,8 @@ type binding struct {
 	refs int
 }
 
-// workspaceKey names the workspace of a stateless request: its credential (the bearer token
-// it was admitted with, whatever the spelling of the scheme and the spaces around it; none
+// workspaceKey names the workspace of a stateless request: its credential (the token it
+// was admitted with, whatever the spelling of the scheme and the spaces around it; none
 // when the server has no token) and the name in [WorkspaceHeader], if any. owner names who
 // asks: the credential and the client's address, which [workspaces.bind] bounds.
 // A header that is present but blank, or given twice, is refused: a client whose template
@@ -62,7 +62,7 @@ func workspaceKey(r *http.Request, token string) (key, owner string, err error) 
 	}
 	cred := ""
 	if token != "" {
-		cred, _ = bearerToken(r) // authenticate admitted it: it is the token
+		cred, _ = requestToken(r) // authenticate admitted it: it is the token
 	}
 	sum := sha256.Sum256([]byte(cred))
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -73,13 +73,20 @@ func workspaceKey(r *http.Request, token string) (key, owner string, err error) 
 	return c + "/" + name, c + "@" + host, nil
 }
 
-// bearerToken returns the token of r's Authorization header, if it has a bearer one.
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+// requestToken returns the token r carries: its Authorization header's bearer token, or
+// else its [TokenHeader]. When both are sent, Authorization is the one checked.
+func requestToken(r *http.Request) (string, bool) {
+	if a := r.Header.Get("Authorization"); a != "" {
+		scheme, token, ok := strings.Cut(a, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return "", false
+		}
+		return strings.TrimSpace(token), true
 	}
-	return strings.TrimSpace(token), true
+	if vs := r.Header.Values(TokenHeader); len(vs) == 1 {
+		return strings.TrimSpace(vs[0]), true
+	}
+	return "", false
 }
 
 // workspaces holds the workspaces of stateless requests, within --max-sessions, and which
