@@ -1,12 +1,19 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/testutil/sandboxrouter"
 )
 
 // TestTokenHeader: behind a proxy that removes Authorization, the token in Boris-Token
@@ -83,4 +90,92 @@ func TestHealthUnavailableWhenClosing(t *testing.T) {
 	if code := get(); code != http.StatusServiceUnavailable {
 		t.Errorf("/health after shutdown began = %d, want 503", code)
 	}
+}
+
+// viaRouter returns a client transport that sends every request through a router keeping
+// agent-sandbox's contract to the sandbox named id, with the sandbox's token in
+// Boris-Token and a credential for the router itself in Authorization, which the router
+// consumes.
+func viaRouter(t testing.TB, boris *httptest.Server, id, token string, timeout time.Duration) http.RoundTripper {
+	t.Helper()
+	addr := strings.TrimPrefix(boris.URL, "http://")
+	rt := sandboxrouter.New(func(got, ns string, port int) (string, error) {
+		if got != id || ns != "team-a" || port != 8888 {
+			return "", fmt.Errorf("no sandbox %s/%s:%d", ns, got, port)
+		}
+		return addr, nil
+	}, timeout)
+	router := httptest.NewServer(rt)
+	t.Cleanup(func() {
+		router.Close()
+		rt.Close()
+	})
+	u, _ := url.Parse(router.URL)
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+		r.Header.Set("X-Sandbox-ID", id)
+		r.Header.Set("X-Sandbox-Namespace", "team-a")
+		r.Header.Set("Authorization", "Bearer router-credential")
+		r.Header.Set(TokenHeader, token)
+		return http.DefaultTransport.RoundTrip(r)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestThroughRouter: a client that reaches Boris only through a router keeping
+// agent-sandbox's contract (Authorization removed, every request cut at the router's
+// timeout) works with its token in Boris-Token over both protocol models, and a command
+// that outlasts the router's timeout answers before it, going on as a background task
+// whose output can be read afterwards.
+func TestThroughRouter(t *testing.T) {
+	t.Parallel()
+	const timeout = 4 * time.Second
+	cfg := testConfig(t)
+	cfg.Token = "sandbox-token-0123456789"
+	cfg.RouterTimeout = timeout
+	_, ts := start(t, cfg)
+	rt := viaRouter(t, ts, "sb-1", cfg.Token, timeout)
+	for _, version := range []string{sessionful, stateless} {
+		t.Run(version, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			// The router cuts the standalone event stream (a GET) at its timeout too: the
+			// client opens it again, as the transport says it may.
+			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://router/mcp", HTTPClient: &http.Client{Transport: rt}},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if out := bashText(t, cs, "echo routed"); !strings.Contains(out, "routed") {
+				t.Fatalf("bash through the router = %q", out)
+			}
+			// Outlasts the router's timeout: the call must answer before it with a task.
+			out := bashText(t, cs, "sleep 6; echo finished-late")
+			m := regexp.MustCompile(`task_id: (\S+)`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("a command longer than the router's timeout answered %q, want a background task", out)
+			}
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "task_output", Arguments: map[string]any{"task_id": m[1], "until": "finished-late", "wait_ms": 30000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultText(res); res.IsError || !strings.Contains(got, "finished-late") {
+				t.Errorf("task_output after the router's timeout = %q", got)
+			}
+		})
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }

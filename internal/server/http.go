@@ -166,7 +166,7 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive())}
+		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive()), routed: r.Header.Get(SandboxHeader) != ""}
 		if stateless {
 			key, owner, err := workspaceKey(r, s.cfg.Token)
 			if err != nil {
@@ -181,6 +181,11 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 		next.ServeHTTP(p.w, r)
 	})
 }
+
+// SandboxHeader is the header by which agent-sandbox's router picks the sandbox a request
+// goes to; the router passes it on, so a request that carries it came through the router,
+// which cuts every request at its --proxy-timeout ([config.Config.RouterTimeout]).
+const SandboxHeader = "X-Sandbox-ID"
 
 func (s *Server) keepAlive() time.Duration {
 	if s.cfg.StreamKeepAlive > 0 {
