@@ -179,3 +179,94 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// initRequest posts POST /init with the bootstrap secret and a body.
+func postInit(t *testing.T, url, secret, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/init", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret != "" {
+		req.Header.Set(InitHeader, secret)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestInitOnce: a Boris started with a bootstrap secret and no token (a warm pod) refuses
+// every call until the control plane gives it its token with POST /init, which works once,
+// only with the secret and not from the sandbox itself; a Boris started again on the same
+// state directory (a resumed sandbox) accepts the same token without a new /init.
+func TestInitOnce(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.InitToken = "bootstrap-secret-0123456789"
+	cfg.StateDir = t.TempDir()
+	cfg.Host = "0.0.0.0"
+	const token = "claim-token-0123456789abcdef"
+	remote := func(s *Server) { s.localPeer = func(*http.Request) bool { return false } }
+
+	// From the sandbox itself, even with the secret: refused.
+	_, local := start(t, cfg)
+	if code, body := postInit(t, local.URL, cfg.InitToken, `{"token":"`+token+`"}`); code != http.StatusForbidden {
+		t.Errorf("/init from the sandbox itself = %d %s, want 403", code, body)
+	}
+
+	_, ts := startWith(t, cfg, remote)
+	dialToken := func(url, tok string) (*mcp.ClientSession, error) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: header{key: TokenHeader, value: tok, next: http.DefaultTransport}}, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: stateless})
+	}
+	resp := post(t, ts.URL+"/mcp", initBody, map[string]string{TokenHeader: token})
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "/init") {
+		t.Errorf("/mcp before /init = %d %s, want 401 naming /init", resp.StatusCode, body)
+	}
+	for _, c := range []struct{ secret, body string }{
+		{"", `{"token":"` + token + `"}`},
+		{"wrong-secret", `{"token":"` + token + `"}`},
+	} {
+		if code, body := postInit(t, ts.URL, c.secret, c.body); code != http.StatusUnauthorized {
+			t.Errorf("/init with secret %q = %d %s, want 401", c.secret, code, body)
+		}
+	}
+	for _, body := range []string{`{"token":"short"}`, `not json`, `{"token":"` + token + `","env":{"BORIS_TOKEN":"x"}}`} {
+		if code, got := postInit(t, ts.URL, cfg.InitToken, body); code != http.StatusBadRequest {
+			t.Errorf("/init %s = %d %s, want 400", body, code, got)
+		}
+	}
+	if code, body := postInit(t, ts.URL, cfg.InitToken, `{"token":"`+token+`","env":{"CLAIM_NAME":"claim-7"}}`); code != http.StatusNoContent {
+		t.Fatalf("/init = %d %s, want 204", code, body)
+	}
+	cs, err := dialToken(ts.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := bashText(t, cs, "echo claim=$CLAIM_NAME"); !strings.Contains(out, "claim=claim-7") {
+		t.Errorf("the environment given by /init is not the commands': %q", out)
+	}
+	cs.Close()
+	if code, _ := postInit(t, ts.URL, cfg.InitToken, `{"token":"`+token+`"}`); code != http.StatusNoContent {
+		t.Errorf("/init again with the same token = %d, want 204", code)
+	}
+	if code, body := postInit(t, ts.URL, cfg.InitToken, `{"token":"another-token-0123456789"}`); code != http.StatusConflict {
+		t.Errorf("/init with another token = %d %s, want 409", code, body)
+	}
+	if _, err := dialToken(ts.URL, "another-token-0123456789"); err == nil {
+		t.Error("a second /init's token was admitted")
+	}
+
+	// Started again on the same state directory: the claim holds.
+	_, again := startWith(t, cfg, remote)
+	cs, err = dialToken(again.URL, token)
+	if err != nil {
+		t.Fatalf("the claimed token after a restart: %v", err)
+	}
+	cs.Close()
+}

@@ -61,6 +61,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("POST /init", s.init)
 	s.mountWatch(mux)
 	mux.HandleFunc("/", s.notFound)
 	return s.logRefusals(s.checkHost(mux))
@@ -168,7 +169,7 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 		}
 		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive()), routed: r.Header.Get(SandboxHeader) != ""}
 		if stateless {
-			key, owner, err := workspaceKey(r, s.cfg.Token)
+			key, owner, err := workspaceKey(r, s.tokenRequired())
 			if err != nil {
 				httpError(w, http.StatusBadRequest, err.Error())
 				return

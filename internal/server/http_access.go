@@ -20,13 +20,17 @@ const TokenHeader = "Boris-Token"
 // [TokenHeader]. Only headers count: a token in the URL would end up in logs and browser
 // history.
 func (s *Server) authenticate(next http.Handler) http.Handler {
-	if s.cfg.Token == "" {
+	if !s.tokenRequired() {
 		return next
 	}
-	want := sha256.Sum256([]byte(s.cfg.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r) // CORS preflight carries no credentials
+			return
+		}
+		want := s.cred.sum.Load()
+		if want == nil {
+			httpError(w, http.StatusUnauthorized, "this sandbox has no token yet: the control plane gives it one with POST /init")
 			return
 		}
 		token, ok := requestToken(r)

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,6 +44,10 @@ type Server struct {
 	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 
 	closing atomic.Bool // set when shutdown starts: /health answers 503
+	cred    credential  // the token /mcp requires
+	envMu   sync.Mutex  // guards env, which POST /init may extend
+
+	localPeer func(*http.Request) bool // tests: replaces the check that /init is not local
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -82,6 +88,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		log: log, max: cfg.MaxSessions, idle: cfg.SessionIdleTimeout, newState: s.newState, ended: s.publishSessionEnd,
 		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },
 	})
+	s.loadCredential()
 	s.startMCP()
 	return s, nil
 }
@@ -194,7 +201,7 @@ func (s *Server) newState(id string) *session.Session {
 		ID:      id,
 		Workdir: s.cfg.Workdir,
 		Scope:   s.scope,
-		Env:     s.env,
+		Env:     s.commandEnviron(),
 		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit, Grace: s.cfg.KillGrace, Drain: s.cfg.OutputDrain},
 		Confine: s.policy,
 	})
@@ -243,6 +250,9 @@ func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
 		log.Info("commands confined", "landlock_abi", p.ABI(), "rules", p.String())
 	case len(cfg.AllowDirs) > 0 && cfg.ConfineBash != confine.Off:
 		log.Warn("commands not confined to the allowed directories", "reason", p.Why())
+	}
+	if cfg.InitTokenFile != "" && p.CanRead(cfg.InitTokenFile) {
+		log.Warn("confined commands can read the bootstrap secret of --init-token-file: keep it outside the directories they may read", "init_token_file", cfg.InitTokenFile)
 	}
 	if cfg.TokenFile != "" && p.CanRead(cfg.TokenFile) {
 		log.Warn("confined commands can read the token file, and with it act as any client: keep it outside the directories they may read (the allowed directories, /etc and the other system directories; see the startup rules), for example in a directory of its own under the home directory of a user that runs only Boris",

@@ -44,7 +44,7 @@ type binding struct {
 // asks: the credential and the client's address, which [workspaces.bind] bounds.
 // A header that is present but blank, or given twice, is refused: a client whose template
 // lost its value must not land in the shared workspace.
-func workspaceKey(r *http.Request, token string) (key, owner string, err error) {
+func workspaceKey(r *http.Request, authenticated bool) (key, owner string, err error) {
 	names := r.Header.Values(WorkspaceHeader)
 	name := ""
 	if len(names) > 0 {
@@ -61,7 +61,7 @@ func workspaceKey(r *http.Request, token string) (key, owner string, err error) 
 		return "", "", fmt.Errorf("%s %q: use up to 64 letters, digits, '-', '_' or '.'", WorkspaceHeader, name)
 	}
 	cred := ""
-	if token != "" {
+	if authenticated {
 		cred, _ = requestToken(r) // authenticate admitted it: it is the token
 	}
 	sum := sha256.Sum256([]byte(cred))
