@@ -124,7 +124,7 @@ func (s *Server) init(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setInitEnv(req.Env)
 	if f := s.claimFile(); f != "" {
-		if err := writeFileAtomic(f, []byte(hex.EncodeToString(sum[:])+"\n")); err != nil {
+		if err := writeFileAtomic(f, []byte(hex.EncodeToString(sum[:])+"\n"), true); err != nil {
 			s.log.Warn("cannot record the claim: a restarted Boris will need /init again", "err", err)
 		}
 	}
@@ -191,8 +191,9 @@ func localPeer(r *http.Request) bool {
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same directory,
-// made (mode 0700) if needed, and a rename.
-func writeFileAtomic(path string, data []byte) error {
+// made (mode 0700) if needed, and a rename; with sync, the data reaches the disk before
+// the rename.
+func writeFileAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -202,7 +203,7 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -37,6 +37,7 @@ type Server struct {
 
 	pool       *sessionPool // each session's state; sessionful HTTP admission and eviction
 	workspaces *workspaces  // the state of stateless requests
+	state      *stateStore  // what outlives a restart of the workspaces (--state-dir)
 	posts      postRegistry // HTTP POSTs being served
 
 	beforeCalls func() // see BeforeCalls
@@ -84,9 +85,13 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, cfg.Transport, c) },
 		live:   s.liveIDs,
 	})
+	s.state = loadState(cfg.StateDir, cfg.MaxSessions, log)
 	s.workspaces = newWorkspaces(workspaceOptions{
 		log: log, max: cfg.MaxSessions, idle: cfg.SessionIdleTimeout, newState: s.newState, ended: s.publishSessionEnd,
-		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },
+		opened:  func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },
+		restore: s.restoreWorkspace,
+		changed: s.saveWorkspace,
+		forget:  s.state.forget,
 	})
 	s.loadCredential()
 	s.startMCP()
@@ -213,6 +218,13 @@ func (s *Server) Close() {
 	s.closing.Store(true)
 	s.pool.close()
 	s.workspaces.close()
+	// What a Boris started again on the same state directory should know, tasks still
+	// running included, is written before they are stopped.
+	for key, st := range s.workspaces.keyed() {
+		if err := s.state.save(key, st, s.commandEnviron(), true); err != nil {
+			s.log.Warn("cannot save the workspace for a restart", "workspace", st.ID, "err", err)
+		}
+	}
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
 	s.closeStates()
 	if s.hub != nil {

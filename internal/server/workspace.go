@@ -114,6 +114,12 @@ type workspaceOptions struct {
 	newState func(id string) *session.Session            // a fresh state
 	opened   func(*session.Session, *mcp.Implementation) // a workspace opened, for this client
 	ended    func(*session.Session)                      // a workspace closed
+	// restore, changed and forget keep workspaces across restarts (see stateStore): a
+	// workspace opens with what was kept of it, is kept after each call, and is dropped for
+	// good when closed. Each may be nil.
+	restore func(key string, st *session.Session)
+	changed func(key string, st *session.Session)
+	forget  func(*session.Session)
 }
 
 func newWorkspaces(o workspaceOptions) *workspaces {
@@ -151,6 +157,9 @@ func (w *workspaces) bind(ss *mcp.ServerSession, key, owner string, client *mcp.
 		}
 		sum := sha256.Sum256([]byte(key))
 		ws = &workspace{key: key, owner: owner, st: w.newState("ws-" + hex.EncodeToString(sum[:6]))}
+		if w.restore != nil {
+			w.restore(key, ws.st)
+		}
 		w.byKey[key] = ws
 		w.log.Info("workspace opened", "workspace", ws.st.ID, "client", clientName(client))
 		w.opened(ws.st, client)
@@ -171,6 +180,9 @@ func (w *workspaces) bind(ss *mcp.ServerSession, key, owner string, client *mcp.
 // release ends one binding of ss, and starts the idle timer of its workspace when nothing
 // runs in it any more.
 func (w *workspaces) release(ss *mcp.ServerSession, b *binding) {
+	if w.changed != nil {
+		defer w.changed(b.ws.key, b.ws.st)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ws := b.ws
@@ -251,6 +263,9 @@ func (w *workspaces) dropLocked(ws *workspace) {
 		ws.timer.Stop()
 	}
 	w.ended(ws.st)
+	if w.forget != nil {
+		w.forget(ws.st)
+	}
 	w.closes.Go(func() {
 		if err := ws.st.Close(); err != nil {
 			w.log.Warn("closing workspace", "workspace", ws.st.ID, "err", err)
@@ -270,6 +285,17 @@ func (w *workspaces) all() []*session.Session {
 		states = append(states, ws.st)
 	}
 	return states
+}
+
+// keyed returns the key and state of every workspace.
+func (w *workspaces) keyed() map[string]*session.Session {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]*session.Session, len(w.byKey))
+	for k, ws := range w.byKey {
+		out[k] = ws.st
+	}
+	return out
 }
 
 // len returns how many workspaces are open.
