@@ -6,10 +6,12 @@
 package sandboxrouter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"io"
 	"log"
 	"net"
@@ -18,6 +20,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -33,7 +36,18 @@ type Router struct {
 	// (halved in tests by RetryDelay).
 	Retries    int
 	RetryDelay time.Duration // 0: 200 ms
+	// StreamBodies forwards each request's body as it arrives, as httputil.ReverseProxy
+	// does and agent-sandbox's Go router with it. Under net/http's default half-duplex
+	// HTTP/1 server, a response that starts before the proxy has read its request's body
+	// to the end makes the server discard the rest of that body while the transport is
+	// still reading it, and the transport then closes the sandbox's connection
+	// mid-response: the client sees its stream cut. Boris answers a tool call as soon as
+	// it has read the request, so under load it meets this race. Set StreamBodies to
+	// reproduce it; by default the router reads each body (up to 16 MiB) before it
+	// forwards the request.
+	StreamBodies bool
 
+	once      sync.Once
 	transport *http.Transport
 }
 
@@ -42,25 +56,28 @@ func New(resolve func(id, namespace string, port int) (string, error), timeout t
 	return &Router{Resolve: resolve, Timeout: timeout, Retries: 3, RetryDelay: 20 * time.Millisecond}
 }
 
+// maxBody bounds a request body the router reads before forwarding it.
+const maxBody = 16 << 20
+
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Close drops the router's idle connections.
 func (rt *Router) Close() {
-	if rt.transport != nil {
-		rt.transport.CloseIdleConnections()
-	}
+	rt.init()
+	rt.transport.CloseIdleConnections()
 }
 
 func (rt *Router) init() {
-	if rt.transport == nil {
+	rt.once.Do(func() {
 		rt.transport = &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			ForceAttemptHTTP2:   false,
+			DisableKeepAlives:   true,
 			MaxIdleConns:        1000,
 			MaxIdleConnsPerHost: 64,
 			IdleConnTimeout:     90 * time.Second,
 		}
-	}
+	})
 }
 
 func detail(w http.ResponseWriter, status int, msg string) {
@@ -130,6 +147,14 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if !rt.StreamBodies && r.Body != nil {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil || len(body) > maxBody {
+			detail(w, http.StatusRequestEntityTooLarge, "Request body too large or unreadable.")
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
 	rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
