@@ -53,6 +53,7 @@ type Sandbox struct {
 	// FirstCall is how long it took from the process's start to the first tool call
 	// answered through the router, /init included.
 	FirstCall time.Duration
+	Listening time.Duration // from the start to /init answered
 	stderr    *bytes.Buffer
 }
 
@@ -183,8 +184,12 @@ func (f *Fleet) Stop(sb *Sandbox, sig syscall.Signal) error {
 // the process's start to the first tool call answered is recorded.
 func (f *Fleet) Claim(ctx context.Context, sb *Sandbox) error {
 	hc := &http.Client{Timeout: 5 * time.Second}
+	base := f.RouterURL
+	if Direct {
+		base = "http://" + net.JoinHostPort(sb.IP, strconv.Itoa(borisPort))
+	}
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.RouterURL+"/init", strings.NewReader(`{"token":"`+sb.Token+`"}`))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/init", strings.NewReader(`{"token":"`+sb.Token+`"}`))
 		req.Header.Set("X-Sandbox-ID", sb.Name)
 		req.Header.Set("Boris-Init", f.Bootstrap)
 		resp, err := hc.Do(req)
@@ -192,9 +197,10 @@ func (f *Fleet) Claim(ctx context.Context, sb *Sandbox) error {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusNoContent {
+				sb.Listening = time.Since(sb.Started)
 				break
 			}
-			if resp.StatusCode != http.StatusBadGateway {
+			if resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusNotFound {
 				return fmt.Errorf("%s: /init: %d %s", sb.Name, resp.StatusCode, body)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func run() error {
 	duration := flag.Duration("duration", 30*time.Second, "how long the clients call")
 	timeout := flag.Duration("router-timeout", 180*time.Second, "the router's --proxy-timeout")
 	stream := flag.Bool("stream-bodies", false, "the router forwards request bodies as they arrive, as agent-sandbox's Go router does (see sandboxrouter.Router.StreamBodies)")
-	flag.BoolVar(&Direct, "direct", false, "clients call each Boris directly, not through the router (to tell the two apart)")
+	direct := flag.Bool("direct", false, "clients call each Boris directly, not through the router (to tell the two apart)")
 	flag.Parse()
 	if *boris == "" || os.Geteuid() != 0 {
 		return errors.New("usage: run as root with -boris PATH")
@@ -58,13 +59,21 @@ func run() error {
 	f.router.StreamBodies = *stream
 	ctx := context.Background()
 
-	// The first sandbox alone: start to first call, on a quiet machine.
-	var alone []time.Duration
-	for i := range 5 {
+	// One sandbox at a time: start to first call, straight to the pod and through the
+	// router (whose dial retries back off while the pod is not listening yet), next to the
+	// floor of starting a program in a namespace at all.
+	var alone, aloneRouted, floor, listening []time.Duration
+	for i := range 15 {
 		sb, err := f.Add(1000 + i)
 		if err != nil {
 			return err
 		}
+		t0 := time.Now()
+		if err := exec.Command("nsenter", "--net=/run/netns/"+sb.NetNS, "/bin/true").Run(); err != nil {
+			return err
+		}
+		floor = append(floor, time.Since(t0))
+		Direct = i%2 == 0 || *direct
 		if err := f.Start(sb); err != nil {
 			return err
 		}
@@ -74,10 +83,18 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		alone = append(alone, sb.FirstCall)
+		if Direct {
+			alone = append(alone, sb.FirstCall)
+			listening = append(listening, sb.Listening)
+		} else {
+			aloneRouted = append(aloneRouted, sb.FirstCall)
+		}
 		_ = f.Stop(sb, 15)
 	}
+	Direct = *direct
 
+	// Calls one at a time, before the load: the floor of the latencies below.
+	var quiet = map[string][]time.Duration{}
 	sbs := make([]*Sandbox, *n)
 	var claimErr error
 	var claimOnce sync.Once
@@ -111,6 +128,28 @@ func run() error {
 	wg.Wait()
 	if claimErr != nil {
 		return claimErr
+	}
+	qc := f.Client(sbs[0], "quiet")
+	for k := range 60 {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{{"bash", map[string]any{"command": "true"}}, {"view", map[string]any{"path": "file.txt"}}} {
+			t0 := time.Now()
+			if _, isErr, err := qc.Tool(ctx, c.tool, c.args); err != nil || isErr {
+				return fmt.Errorf("quiet %s: %v", c.tool, err)
+			}
+			if k >= 10 {
+				quiet[c.tool] = append(quiet[c.tool], time.Since(t0))
+			}
+		}
+		t0 := time.Now()
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			return err
+		}
+		if k >= 10 {
+			quiet["spawn"] = append(quiet["spawn"], time.Since(t0))
+		}
 	}
 	var together []time.Duration
 	var idle []int64
@@ -176,8 +215,14 @@ func run() error {
 	perSandbox := float64(*clients) / float64(*n)
 	fmt.Printf("fleet: %d Borises, each in its own network namespace, behind a router-contract proxy (timeout %s); %d concurrent stateless clients (%.0f workspaces a Boris) for %s on %d cores\n",
 		*n, *timeout, *clients, perSandbox, elapsed.Round(time.Millisecond), numCPU())
-	fmt.Printf("start to first tool call answered (ip netns exec, /init and bash true through the proxy): alone median %s (of %d), all %d at once median %s p99 %s max %s\n",
-		pct(alone, 50), len(alone), *n, pct(together, 50), pct(together, 99), pct(together, 100))
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("machine load average at the end: %s", load)
+	fmt.Printf("start to first tool call answered (the process started in its namespace, POST /init, bash true):\n")
+	fmt.Printf("  one at a time, straight to the pod: median %s (n=%d; /init answered after %s); through the router: median %s (n=%d); floor (nsenter /bin/true): median %s\n",
+		pct(alone, 50), len(alone), pct(listening, 50), pct(aloneRouted, 50), len(aloneRouted), pct(floor, 50))
+	fmt.Printf("  all %d at once, through the router: median %s p99 %s\n", *n, pct(together, 50), pct(together, 99))
+	fmt.Printf("one call at a time before the load, through the router: bash true median %s, view median %s; floor (spawn /bin/true) median %s: bash true is %.1fx the floor\n",
+		pct(quiet["bash"], 50), pct(quiet["view"], 50), pct(quiet["spawn"], 50), float64(pct(quiet["bash"], 50))/float64(pct(quiet["spawn"], 50)))
 	fmt.Printf("calls: %d in %s (%.0f/s), errors %d\n", len(bash)+len(view), elapsed.Round(time.Millisecond), float64(len(bash)+len(view))/elapsed.Seconds(), len(errs))
 	fmt.Printf("bash true: n=%d p50 %s p90 %s p99 %s max %s\n", len(bash), pct(bash, 50), pct(bash, 90), pct(bash, 99), pct(bash, 100))
 	fmt.Printf("view:      n=%d p50 %s p90 %s p99 %s max %s\n", len(view), pct(view, 50), pct(view, 90), pct(view, 99), pct(view, 100))
