@@ -355,3 +355,22 @@ func (c *Client) Tool(ctx context.Context, name string, args map[string]any) (st
 	}
 	return b.String(), res.IsError, nil
 }
+
+// CPU returns the processor time sb's Boris has used, and that of the commands it ran and
+// reaped, from /proc/PID/stat.
+func (sb *Sandbox) CPU() (self, children time.Duration, err error) {
+	if sb.Cmd == nil {
+		return 0, 0, errors.New("not running")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sb.Cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The fields after the command's name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	tick := func(i int) time.Duration { // field i of stat, counted from 1
+		n, _ := strconv.ParseInt(f[i-3], 10, 64)
+		return time.Duration(n) * time.Second / 100 // USER_HZ
+	}
+	return tick(14) + tick(15), tick(16) + tick(17), nil
+}

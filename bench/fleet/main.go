@@ -167,6 +167,14 @@ func run() error {
 	var mu sync.Mutex
 	var bash, view []time.Duration
 	var errs []string
+	cpu := func() (self, children time.Duration) {
+		for _, sb := range sbs {
+			s, c, _ := sb.CPU()
+			self, children = self+s, children+c
+		}
+		return self, children
+	}
+	self0, children0 := cpu()
 	lctx, cancel := context.WithTimeout(ctx, *duration)
 	start := time.Now()
 	for c := range *clients {
@@ -206,6 +214,7 @@ func run() error {
 	wg.Wait()
 	elapsed := time.Since(start)
 	cancel()
+	self1, children1 := cpu()
 	var active []int64
 	for _, sb := range sbs {
 		rss, _ := sb.RSS()
@@ -224,6 +233,10 @@ func run() error {
 	fmt.Printf("one call at a time before the load, through the router: bash true median %s, view median %s; floor (spawn /bin/true) median %s: bash true is %.1fx the floor\n",
 		pct(quiet["bash"], 50), pct(quiet["view"], 50), pct(quiet["spawn"], 50), float64(pct(quiet["bash"], 50))/float64(pct(quiet["spawn"], 50)))
 	fmt.Printf("calls: %d in %s (%.0f/s), errors %d\n", len(bash)+len(view), elapsed.Round(time.Millisecond), float64(len(bash)+len(view))/elapsed.Seconds(), len(errs))
+	if calls := len(bash) + len(view); calls > 0 {
+		fmt.Printf("processor time per call: Boris %s, the commands it ran (bash true, its shell) %s per bash call\n",
+			((self1 - self0) / time.Duration(calls)).Round(time.Microsecond), ((children1 - children0) / time.Duration(max(len(bash), 1))).Round(time.Microsecond))
+	}
 	fmt.Printf("bash true: n=%d p50 %s p90 %s p99 %s max %s\n", len(bash), pct(bash, 50), pct(bash, 90), pct(bash, 99), pct(bash, 100))
 	fmt.Printf("view:      n=%d p50 %s p90 %s p99 %s max %s\n", len(view), pct(view, 50), pct(view, 90), pct(view, 99), pct(view, 100))
 	fmt.Printf("RSS idle (claimed, one call): median %s max %s; after the load (%.0f workspaces each): median %s max %s; per workspace ~%s\n",
