@@ -44,9 +44,10 @@ type Server struct {
 
 	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 
-	closing atomic.Bool // set when shutdown starts: /health answers 503
-	cred    credential  // the token /mcp requires
-	envMu   sync.Mutex  // guards env, which POST /init may extend
+	closing  atomic.Bool // set when shutdown starts: /health answers 503
+	saveOnce sync.Once   // Close saves the workspaces once
+	cred     credential  // the token /mcp requires
+	envMu    sync.Mutex  // guards env, which POST /init may extend
 
 	localPeer func(*http.Request) bool // tests: replaces the check that /init is not local
 }
@@ -219,12 +220,14 @@ func (s *Server) Close() {
 	s.pool.close()
 	s.workspaces.close()
 	// What a Boris started again on the same state directory should know, tasks still
-	// running included, is written before they are stopped.
-	for key, st := range s.workspaces.keyed() {
-		if err := s.state.save(key, st, s.commandEnviron(), true); err != nil {
-			s.log.Warn("cannot save the workspace for a restart", "workspace", st.ID, "err", err)
+	// running included, is written before they are stopped, by the first Close only.
+	s.saveOnce.Do(func() {
+		for key, st := range s.workspaces.keyed() {
+			if err := s.state.save(key, st, s.commandEnviron(), true); err != nil {
+				s.log.Warn("cannot save the workspace for a restart", "workspace", st.ID, "err", err)
+			}
 		}
-	}
+	})
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
 	s.closeStates()
 	if s.hub != nil {

@@ -33,6 +33,7 @@ func TestStateAcrossRestart(t *testing.T) {
 	toolText(t, c, "task_output", map[string]any{"task_id": local, "until": "begun", "wait_ms": 30000})
 	srv1.Close() // as SIGTERM does
 	ts1.Close()
+	srv1.Close() // a second Close keeps what the first saved
 
 	_, ts2 := start(t, cfg)
 	c = &httpRPC{url: ts2.URL, workspace: "w1"}
