@@ -111,6 +111,10 @@ type Config struct {
 	// restarted Boris knows of its workspaces and tasks. Absolute; made (mode 0700) by whoever
 	// first writes there, never at start.
 	StateDir string
+	// StateDirGiven: --state-dir (or BORIS_STATE_DIR) was given, not defaulted. Only then
+	// are workspaces kept across restarts, so that Boris servers (and tests) that share
+	// the default directory do not take each other's.
+	StateDirGiven bool
 	// CacheDir is where Boris keeps what it can rebuild, such as search indexes. Absolute;
 	// made (mode 0700) by whoever first writes there.
 	CacheDir string
@@ -199,7 +203,7 @@ type cli struct {
 	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: off)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
 	RouterTimeout   time.Duration `name:"router-timeout" help:"Seconds (or a duration such as 3m) a sandbox router allows each request (agent-sandbox's --proxy-timeout): a call that carries X-Sandbox-ID goes on in the background before then." default:"180" envvar:"BORIS_ROUTER_TIMEOUT"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
-	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
+	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); workspaces and tasks are kept only when it is given; put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
 	CacheDir        string        `help:"Where Boris keeps what it can rebuild, such as search indexes (default: $XDG_CACHE_HOME/boris, else ~/.cache/boris)." placeholder:"DIR" envvar:"BORIS_CACHE_DIR"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
@@ -399,6 +403,7 @@ func (c *cli) paths(cfg *Config, getenv func(string) string) error {
 	if cfg.StateDir, err = userDir(c.StateDir, "XDG_STATE_HOME", ".local/state", getenv); err != nil {
 		return fmt.Errorf("--state-dir: %w", err)
 	}
+	cfg.StateDirGiven = c.StateDir != ""
 	if cfg.CacheDir, err = userDir(c.CacheDir, "XDG_CACHE_HOME", ".cache", getenv); err != nil {
 		return fmt.Errorf("--cache-dir: %w", err)
 	}

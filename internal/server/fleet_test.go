@@ -207,7 +207,7 @@ func TestInitOnce(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.InitToken = "bootstrap-secret-0123456789"
-	cfg.StateDir = t.TempDir()
+	cfg.StateDir, cfg.StateDirGiven = t.TempDir(), true
 	cfg.Host = "0.0.0.0"
 	const token = "claim-token-0123456789abcdef"
 	remote := func(s *Server) { s.localPeer = func(*http.Request) bool { return false } }

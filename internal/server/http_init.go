@@ -32,7 +32,7 @@ func (s *Server) tokenRequired() bool { return s.cfg.Token != "" || s.cfg.InitTo
 // claimFile is where the hash of a token set by /init is kept, so that a Boris started
 // again on the same state directory (a sandbox resumed after a suspend) accepts it.
 func (s *Server) claimFile() string {
-	if s.cfg.StateDir == "" {
+	if s.cfg.StateDir == "" || !s.cfg.StateDirGiven {
 		return ""
 	}
 	return filepath.Join(s.cfg.StateDir, stateSubdir, "claim")

@@ -86,7 +86,11 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, cfg.Transport, c) },
 		live:   s.liveIDs,
 	})
-	s.state = loadState(cfg.StateDir, cfg.MaxSessions, log)
+	keep := ""
+	if cfg.StateDirGiven {
+		keep = cfg.StateDir
+	}
+	s.state = loadState(keep, cfg.MaxSessions, log)
 	s.workspaces = newWorkspaces(workspaceOptions{
 		log: log, max: cfg.MaxSessions, idle: cfg.SessionIdleTimeout, newState: s.newState, ended: s.publishSessionEnd,
 		opened:  func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },

@@ -15,7 +15,7 @@ import (
 func TestStateAcrossRestart(t *testing.T) {
 	t.Parallel()
 	cfg := tasksConfig(t)
-	cfg.StateDir = t.TempDir()
+	cfg.StateDir, cfg.StateDirGiven = t.TempDir(), true
 	if err := os.Mkdir(filepath.Join(cfg.Workdir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -73,4 +73,19 @@ func taskIDIn(t *testing.T, text string, i int) string {
 		t.Fatalf("no task id %d in %q", i, text)
 	}
 	return ids[i]
+}
+
+// TestStateOnlyWhenGiven: with the state directory defaulted rather than given, nothing
+// of the workspaces is kept, so servers and tests sharing the default do not take each
+// other's.
+func TestStateOnlyWhenGiven(t *testing.T) {
+	t.Parallel()
+	cfg := tasksConfig(t)
+	cfg.StateDir = t.TempDir()
+	srv, ts := start(t, cfg)
+	toolText(t, &httpRPC{url: ts.URL, workspace: "w"}, "bash", map[string]any{"command": "export X=1"})
+	srv.Close()
+	if entries, err := os.ReadDir(cfg.StateDir); err != nil || len(entries) != 0 {
+		t.Errorf("the defaulted state directory holds %v (%v), want nothing", entries, err)
+	}
 }
