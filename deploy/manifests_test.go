@@ -1,8 +1,8 @@
 // Package deploy checks the Kubernetes manifests in kubernetes/: every document decodes
 // strictly (no unknown or misspelt field) into the API type its kind names, and the
-// pieces that have to agree do. The agent-sandbox resources are decoded into the fields
-// that project's API reference documents (see sandbox.go), which checks their form, not
-// what its controller does with them.
+// pieces that have to agree do. The agent-sandbox resources are checked against that
+// project's CRD schemas in crd_test.go; here they are decoded into the fields of its API
+// types (sandbox.go) to check what has to agree.
 package deploy
 
 import (
@@ -31,9 +31,10 @@ var types = map[string]func() any{
 	"networking.k8s.io/v1/Ingress":       func() any { return new(networkingv1.Ingress) },
 	"v1/Secret":                          func() any { return new(corev1.Secret) },
 	"networking.k8s.io/v1/NetworkPolicy": func() any { return new(networkingv1.NetworkPolicy) },
-	"agents.x-k8s.io/v1alpha1/Sandbox":   func() any { return new(Sandbox) },
-	"extensions.agents.x-k8s.io/v1alpha1/SandboxTemplate": func() any { return new(SandboxTemplate) },
-	"extensions.agents.x-k8s.io/v1alpha1/SandboxClaim":    func() any { return new(SandboxClaim) },
+	"agents.x-k8s.io/v1beta1/Sandbox":    func() any { return new(Sandbox) },
+	"extensions.agents.x-k8s.io/v1beta1/SandboxTemplate": func() any { return new(SandboxTemplate) },
+	"extensions.agents.x-k8s.io/v1beta1/SandboxWarmPool": func() any { return new(SandboxWarmPool) },
+	"extensions.agents.x-k8s.io/v1beta1/SandboxClaim":    func() any { return new(SandboxClaim) },
 }
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
@@ -234,9 +235,20 @@ func TestImagesPinned(t *testing.T) {
 }
 
 // TestSandboxTokensOwn: each sandbox has its own token: a Job's or a Sandbox's Secret is
-// named for it, and a SandboxTemplate's pods get theirs from each claim.
+// named for it, and a pod of a SandboxTemplate takes its token from POST /init after it is
+// claimed, so that claims set nothing in the pod and every claim can take a warm one.
 func TestSandboxTokensOwn(t *testing.T) {
 	objs := decode(t)
+	templates := map[string]bool{}
+	pools := map[string]string{}
+	for _, obj := range objs["agent-sandbox.yaml"] {
+		switch o := obj.(type) {
+		case *SandboxTemplate:
+			templates[o.Name] = true
+		case *SandboxWarmPool:
+			pools[o.Name] = o.Spec.SandboxTemplateRef.Name
+		}
+	}
 	for _, obj := range slices.Concat(objs["sandbox-job.yaml"], objs["agent-sandbox.yaml"]) {
 		var name string
 		var spec *corev1.PodSpec
@@ -246,13 +258,27 @@ func TestSandboxTokensOwn(t *testing.T) {
 		case *Sandbox:
 			name, spec = o.Name, &o.Spec.PodTemplate.Spec
 		case *SandboxTemplate:
-			if o.Spec.EnvVarsInjectionPolicy != "Allowed" && o.Spec.EnvVarsInjectionPolicy != "Overrides" {
-				t.Errorf("sandbox template %s: claims cannot inject their token (envVarsInjectionPolicy %q)", o.Name, o.Spec.EnvVarsInjectionPolicy)
+			if o.Spec.EnvVarsInjectionPolicy != "Disallowed" || o.Spec.VolumeClaimTemplatesPolicy != "Disallowed" {
+				t.Errorf("sandbox template %s: claims may set env or volumes, which keeps them from warm pods", o.Name)
+			}
+			for _, c := range o.Spec.PodTemplate.Spec.Containers {
+				if c.Name == "boris" && (!slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--init-token-file=") }) ||
+					!slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--state-dir=") })) {
+					t.Errorf("sandbox template %s: Boris takes no token from /init or keeps no state: %v", o.Name, c.Args)
+				}
+			}
+			continue
+		case *SandboxWarmPool:
+			if !templates[o.Spec.SandboxTemplateRef.Name] {
+				t.Errorf("warm pool %s: template %q is not defined", o.Name, o.Spec.SandboxTemplateRef.Name)
 			}
 			continue
 		case *SandboxClaim:
-			if !slices.ContainsFunc(o.Spec.Env, func(e SandboxEnvVar) bool { return e.Name == "BORIS_TOKEN" }) {
-				t.Errorf("sandbox claim %s: no BORIS_TOKEN of its own", o.Name)
+			if _, ok := pools[o.Spec.WarmPoolRef.Name]; !ok {
+				t.Errorf("sandbox claim %s: warm pool %q is not defined", o.Name, o.Spec.WarmPoolRef.Name)
+			}
+			if len(o.Spec.Env) > 0 || len(o.Spec.VolumeClaimTemplates) > 0 {
+				t.Errorf("sandbox claim %s: sets env or volumes, which forces a cold start", o.Name)
 			}
 			continue
 		default:

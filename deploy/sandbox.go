@@ -6,26 +6,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The agent-sandbox resources (github.com/kubernetes-sigs/agent-sandbox, v1alpha1), as its
-// API reference (docs/api.md) lists their fields, for checking the example manifests'
-// form: the project's Go module is not on the public module proxy. Status fields are left
-// out: a manifest does not set them.
+// The agent-sandbox resources (github.com/kubernetes-sigs/agent-sandbox, v1beta1, served by
+// v1.0.x), with the fields its API types declare, so that the tests can read the example
+// manifests: the project's Go module is not on the public module proxy. Status fields are
+// left out: a manifest does not set them. These structs only help the tests find things;
+// the manifests' form is checked against the project's own CRD schemas (crd_test.go).
 
-// Sandbox is agents.x-k8s.io/v1alpha1 Sandbox.
+// Sandbox is agents.x-k8s.io/v1beta1 Sandbox.
 type Sandbox struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              SandboxSpec `json:"spec"`
 }
 
-// SandboxSpec is a Sandbox's spec.
+// SandboxSpec is a Sandbox's spec: a blueprint, a lifecycle and an operating mode.
 type SandboxSpec struct {
 	PodTemplate          SandboxPodTemplate   `json:"podTemplate"`
 	VolumeClaimTemplates []SandboxVolumeClaim `json:"volumeClaimTemplates,omitempty"`
+	Service              *bool                `json:"service,omitempty"`
 	ShutdownTime         *metav1.Time         `json:"shutdownTime,omitempty"`
 	ShutdownPolicy       string               `json:"shutdownPolicy,omitempty"`
-	Replicas             *int32               `json:"replicas,omitempty"`
-	Service              *bool                `json:"service,omitempty"`
+	OperatingMode        string               `json:"operatingMode,omitempty"` // Running or Suspended
 }
 
 // SandboxPodTemplate is the pod a sandbox runs.
@@ -50,7 +51,7 @@ type SandboxVolumeClaim struct {
 	Spec corev1.PersistentVolumeClaimSpec `json:"spec"`
 }
 
-// SandboxTemplate is extensions.agents.x-k8s.io/v1alpha1 SandboxTemplate.
+// SandboxTemplate is extensions.agents.x-k8s.io/v1beta1 SandboxTemplate.
 type SandboxTemplate struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
@@ -59,12 +60,13 @@ type SandboxTemplate struct {
 
 // SandboxTemplateSpec is a SandboxTemplate's spec.
 type SandboxTemplateSpec struct {
-	PodTemplate             SandboxPodTemplate    `json:"podTemplate"`
-	VolumeClaimTemplates    []SandboxVolumeClaim  `json:"volumeClaimTemplates,omitempty"`
-	NetworkPolicy           *SandboxNetworkPolicy `json:"networkPolicy,omitempty"`
-	NetworkPolicyManagement string                `json:"networkPolicyManagement,omitempty"`
-	EnvVarsInjectionPolicy  string                `json:"envVarsInjectionPolicy,omitempty"`
-	Service                 *bool                 `json:"service,omitempty"`
+	PodTemplate                SandboxPodTemplate    `json:"podTemplate"`
+	VolumeClaimTemplates       []SandboxVolumeClaim  `json:"volumeClaimTemplates,omitempty"`
+	Service                    *bool                 `json:"service,omitempty"`
+	NetworkPolicy              *SandboxNetworkPolicy `json:"networkPolicy,omitempty"`
+	NetworkPolicyManagement    string                `json:"networkPolicyManagement,omitempty"`
+	EnvVarsInjectionPolicy     string                `json:"envVarsInjectionPolicy,omitempty"`
+	VolumeClaimTemplatesPolicy string                `json:"volumeClaimTemplatesPolicy,omitempty"`
 }
 
 // SandboxNetworkPolicy is the subset of a NetworkPolicy's spec a template sets.
@@ -73,7 +75,22 @@ type SandboxNetworkPolicy struct {
 	Egress  []networkingv1.NetworkPolicyEgressRule  `json:"egress,omitempty"`
 }
 
-// SandboxClaim is extensions.agents.x-k8s.io/v1alpha1 SandboxClaim.
+// SandboxWarmPool is extensions.agents.x-k8s.io/v1beta1 SandboxWarmPool.
+type SandboxWarmPool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Replicas           *int32 `json:"replicas,omitempty"`
+		SandboxTemplateRef struct {
+			Name string `json:"name"`
+		} `json:"sandboxTemplateRef"`
+		UpdateStrategy *struct {
+			Type string `json:"type,omitempty"`
+		} `json:"updateStrategy,omitempty"`
+	} `json:"spec"`
+}
+
+// SandboxClaim is extensions.agents.x-k8s.io/v1beta1 SandboxClaim.
 type SandboxClaim struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
@@ -82,18 +99,17 @@ type SandboxClaim struct {
 
 // SandboxClaimSpec is a SandboxClaim's spec.
 type SandboxClaimSpec struct {
-	TTLSecondsAfterCreated *int32 `json:"ttlSecondsAfterCreated,omitempty"`
-	SandboxTemplateRef     struct {
+	WarmPoolRef struct {
 		Name string `json:"name"`
-	} `json:"sandboxTemplateRef"`
+	} `json:"warmPoolRef"`
 	Lifecycle *struct {
 		ShutdownTime            *metav1.Time `json:"shutdownTime,omitempty"`
 		TTLSecondsAfterFinished *int32       `json:"ttlSecondsAfterFinished,omitempty"`
 		ShutdownPolicy          string       `json:"shutdownPolicy,omitempty"`
 	} `json:"lifecycle,omitempty"`
-	WarmPool              string              `json:"warmpool,omitempty"`
-	AdditionalPodMetadata *SandboxPodMetadata `json:"additionalPodMetadata,omitempty"`
-	Env                   []SandboxEnvVar     `json:"env,omitempty"`
+	AdditionalPodMetadata *SandboxPodMetadata  `json:"additionalPodMetadata,omitempty"`
+	Env                   []SandboxEnvVar      `json:"env,omitempty"`
+	VolumeClaimTemplates  []SandboxVolumeClaim `json:"volumeClaimTemplates,omitempty"`
 }
 
 // SandboxEnvVar is a variable a claim injects into its sandbox's container.

@@ -132,7 +132,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, srv *server.Server, log 
 	}
 	printToken(stderr, cfg, baseURL(ln))
 	printWatchKey(stderr, srv, strings.TrimPrefix(baseURL(ln), "http://"))
-	log.Info("serving http", "url", baseURL(ln)+"/mcp", "watch", watchURL, "token_required", cfg.Token != "",
+	log.Info("serving http", "url", baseURL(ln)+"/mcp", "watch", watchURL, "token_required", cfg.Token != "" || cfg.InitToken != "",
 		"version", cfg.Version, "workdir", cfg.Workdir, "stateless_only", cfg.Stateless, "landlock", confine.Describe())
 	err = srv.Serve(ctx, ln)
 	logStopped(ctx, log, "the listener failed", err)

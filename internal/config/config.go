@@ -64,9 +64,13 @@ type Config struct {
 	// defaults; tests set them short.
 	ProgressDelay, ProgressInterval, ProgressQuiet time.Duration
 
-	Token               string
-	TokenGenerated      bool   // Token came from --generate-token
-	TokenFile           string // the file Token was read from (--token-file), "~/" expanded
+	Token          string
+	TokenGenerated bool   // Token came from --generate-token
+	TokenFile      string // the file Token was read from (--token-file), "~/" expanded
+	// InitToken, from --init-token-file, authorises the one POST /init that sets Token
+	// when Boris started without one (a warm pod claimed later).
+	InitToken           string
+	InitTokenFile       string
 	AllowOrigins        []string
 	InsecureNoAuth      bool // listen on a non-loopback address without a token
 	MaxRequestBytes     int64
@@ -87,6 +91,10 @@ type Config struct {
 	// CallDeadline is when the client gives up on a tool call (0: unknown): a foreground
 	// command still running shortly before it becomes a background task.
 	CallDeadline time.Duration
+	// RouterTimeout is the deadline a sandbox router puts on every request it forwards
+	// (agent-sandbox's --proxy-timeout): a call that came through one (X-Sandbox-ID) has it
+	// as its call deadline, unless CallDeadline is shorter.
+	RouterTimeout time.Duration
 
 	// KillGrace is how long a stopped command has between SIGTERM and SIGKILL.
 	KillGrace time.Duration
@@ -108,6 +116,10 @@ type Config struct {
 	// restarted Boris knows of its workspaces and tasks. Absolute; made (mode 0700) by whoever
 	// first writes there, never at start.
 	StateDir string
+	// StateDirGiven: --state-dir (or BORIS_STATE_DIR) was given, not defaulted. Only then
+	// are workspaces kept across restarts, so that Boris servers (and tests) that share
+	// the default directory do not take each other's.
+	StateDirGiven bool
 	// CacheDir is where Boris keeps what it can rebuild, such as search indexes. Absolute;
 	// made (mode 0700) by whoever first writes there.
 	CacheDir string
@@ -183,6 +195,7 @@ type cli struct {
 	RequireView     bool          `name:"require-view-before-edit" help:"Refuse str_replace on a file not viewed or written in this session." default:"true" negatable:"" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	Token           string        `for:"http,watch" placeholder:"TOKEN" help:"Require this bearer token on every HTTP request to /mcp (prefer --token-file or $BORIS_TOKEN: a command line is visible to every local user, and Boris warns then, as it does of a token under 16 characters)." envvar:"BORIS_TOKEN"`
 	TokenFile       string        `for:"http,watch" help:"Read the bearer token from this file (its first line, trimmed)." placeholder:"PATH" envvar:"BORIS_TOKEN_FILE"`
+	InitTokenFile   string        `for:"http" help:"Start without a token and accept it later, once, from POST /init carrying the secret in this file in a Boris-Init header (a warm pod claimed after it started; see docs/fleet.md)." placeholder:"PATH" envvar:"BORIS_INIT_TOKEN_FILE"`
 	GenerateToken   bool          `for:"http,watch" help:"Generate a random bearer token and print it once to stderr, as export BORIS_TOKEN=... and a live view link." envvar:"BORIS_GENERATE_TOKEN"`
 	AllowOrigin     []string      `for:"http" help:"Browser origin allowed to call /mcp with CORS, such as https://app.example.com (repeatable)." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
 	InsecureNoAuth  bool          `for:"http,watch" name:"insecure-no-auth" help:"Allow listening on a non-loopback address without a token (trusted networks only)." envvar:"BORIS_INSECURE_NO_AUTH"`
@@ -194,8 +207,9 @@ type cli struct {
 	MaxProcesses    int           `help:"Most processes and threads one command (or background task) may have at once; one that tries for more is killed, with everything it started. 0 leaves Boris and other sessions room under the limit Boris itself runs under (at most 4096); -1: no limit." default:"0" envvar:"BORIS_MAX_PROCESSES"`
 	TaskAfter       time.Duration `name:"task-after" help:"Seconds (or a duration such as 20s) a bash call runs before it becomes an MCP task, for clients that declare the Tasks extension (0: never)." default:"20" envvar:"BORIS_TASK_AFTER"`
 	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: off)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
+	RouterTimeout   time.Duration `for:"http" name:"router-timeout" help:"Seconds (or a duration such as 3m) a sandbox router allows each request (agent-sandbox's --proxy-timeout): a call that carries X-Sandbox-ID goes on in the background before then." default:"180" envvar:"BORIS_ROUTER_TIMEOUT"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
-	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
+	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); workspaces and tasks are kept only when it is given; put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
 	CacheDir        string        `help:"Where Boris keeps what it can rebuild, such as search indexes (default: $XDG_CACHE_HOME/boris, else ~/.cache/boris)." placeholder:"DIR" envvar:"BORIS_CACHE_DIR"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
@@ -410,6 +424,10 @@ func (c *cli) limits(cfg *Config) error {
 		return fmt.Errorf("--task-after and --call-deadline must not be negative, got %s and %s", seconds(c.TaskAfter), seconds(c.CallDeadline))
 	}
 	cfg.TaskAfter, cfg.CallDeadline = c.TaskAfter, c.CallDeadline
+	if c.RouterTimeout < 0 {
+		return fmt.Errorf("--router-timeout must not be negative, got %s", seconds(c.RouterTimeout))
+	}
+	cfg.RouterTimeout = c.RouterTimeout
 	return nil
 }
 
@@ -456,6 +474,7 @@ func (c *cli) paths(cfg *Config, getenv func(string) string) error {
 	if cfg.StateDir, err = userDir(c.StateDir, "XDG_STATE_HOME", ".local/state", getenv); err != nil {
 		return fmt.Errorf("--state-dir: %w", err)
 	}
+	cfg.StateDirGiven = c.StateDir != ""
 	if cfg.CacheDir, err = userDir(c.CacheDir, "XDG_CACHE_HOME", ".cache", getenv); err != nil {
 		return fmt.Errorf("--cache-dir: %w", err)
 	}
@@ -527,7 +546,17 @@ func (c *cli) token(cfg *Config, getenv func(string) string) error {
 		cfg.Token = newToken()
 		cfg.TokenGenerated = true
 	}
-	if cfg.Transport == "http" && cfg.Token == "" && !cfg.InsecureNoAuth && !loopback.Host(cfg.Host) {
+	if c.InitTokenFile != "" {
+		if cfg.Token != "" {
+			return errors.New("--init-token-file given with a token: choose one (the token comes later, from POST /init)")
+		}
+		tok, err := readToken(c.InitTokenFile)
+		if err != nil {
+			return fmt.Errorf("--init-token-file: %w", err)
+		}
+		cfg.InitToken, cfg.InitTokenFile = tok, c.InitTokenFile
+	}
+	if cfg.Transport == "http" && cfg.Token == "" && cfg.InitToken == "" && !cfg.InsecureNoAuth && !loopback.Host(cfg.Host) {
 		return fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it gets a shell; set --token (or BORIS_TOKEN) or --generate-token, or pass --insecure-no-auth on a trusted network", cfg.Host)
 	}
 	return nil

@@ -223,6 +223,10 @@ func (r *Registry) lookupLocked(owner Owner, id, verb string) (*entry, error) {
 	why := "Task not found"
 	if o, ok := r.gone[id]; ok && o == owner {
 		why = "Task has expired"
+	} else if p, ok := owner.(interface{ PastTask(string) error }); ok {
+		if err := p.PastTask(id); err != nil {
+			why = err.Error()
+		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to %s task: %s", verb, why)}
 }

@@ -61,6 +61,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("POST /init", s.init)
 	s.mountWatch(mux)
 	mux.HandleFunc("/", s.notFound)
 	return s.logRefusals(s.checkHost(mux))
@@ -166,9 +167,9 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive())}
+		p := &httpPost{ctx: r.Context(), w: newStreamWriter(w, s.keepAlive()), routed: r.Header.Get(SandboxHeader) != ""}
 		if stateless {
-			key, owner, err := workspaceKey(r, s.cfg.Token)
+			key, owner, err := workspaceKey(r, s.tokenRequired())
 			if err != nil {
 				httpError(w, http.StatusBadRequest, err.Error())
 				return
@@ -181,6 +182,11 @@ func (s *Server) streaming(next http.Handler, stateless bool) http.Handler {
 		next.ServeHTTP(p.w, r)
 	})
 }
+
+// SandboxHeader is the header by which agent-sandbox's router picks the sandbox a request
+// goes to; the router passes it on, so a request that carries it came through the router,
+// which cuts every request at its --proxy-timeout ([config.Config.RouterTimeout]).
+const SandboxHeader = "X-Sandbox-ID"
 
 func (s *Server) keepAlive() time.Duration {
 	if s.cfg.StreamKeepAlive > 0 {
@@ -208,6 +214,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	s.closing.Store(true)
 	s.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -220,9 +227,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
+// health answers 200 while the server serves, and 503 from the moment it starts to shut
+// down, so that a readiness probe or a router stops sending it work at once.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	if s.closing.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "shutting down", "version": s.cfg.Version})
+		return
+	}
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": s.cfg.Version})
 }
 

@@ -11,23 +11,33 @@ import (
 	"github.com/mjkoo/boris/internal/loopback"
 )
 
-// authenticate requires the bearer token, when one is set. Only the Authorization header
-// counts: a token in the URL would end up in logs and browser history.
+// TokenHeader carries the token for clients behind a proxy that removes Authorization,
+// such as agent-sandbox's router: `Boris-Token: <token>` counts as `Authorization: Bearer
+// <token>`.
+const TokenHeader = "Boris-Token"
+
+// authenticate requires the token, when one is set, in Authorization (Bearer) or in
+// [TokenHeader]. Only headers count: a token in the URL would end up in logs and browser
+// history.
 func (s *Server) authenticate(next http.Handler) http.Handler {
-	if s.cfg.Token == "" {
+	if !s.tokenRequired() {
 		return next
 	}
-	want := sha256.Sum256([]byte(s.cfg.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r) // CORS preflight carries no credentials
 			return
 		}
-		token, ok := bearerToken(r)
+		want := s.cred.sum.Load()
+		if want == nil {
+			httpError(w, http.StatusUnauthorized, "this sandbox has no token yet: the control plane gives it one with POST /init")
+			return
+		}
+		token, ok := requestToken(r)
 		got := sha256.Sum256([]byte(token))
 		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
-			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send 'Authorization: Bearer <token>'")
+			httpError(w, http.StatusUnauthorized, "missing or wrong token: send 'Authorization: Bearer <token>', or 'Boris-Token: <token>' through a proxy that removes Authorization")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -100,7 +110,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			}
 			h := w.Header()
 			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, "+WorkspaceHeader)
+			h.Set("Access-Control-Allow-Headers", "Authorization, Boris-Token, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, "+WorkspaceHeader)
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -19,6 +19,7 @@ type httpPost struct {
 	w         *streamWriter
 	workspace string // stateless requests: the workspace key; "" for sessionful ones
 	owner     string // stateless requests: their credential and client address
+	routed    bool   // it came through a sandbox router (see [SandboxHeader])
 }
 
 // postRegistry holds the HTTP POSTs being served, so that the MCP middleware can find the

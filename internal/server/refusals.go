@@ -88,8 +88,8 @@ func refusalReason(r *http.Request, status int, body string) (reason, hint strin
 		reason = msg
 	}
 	switch {
-	case status == http.StatusUnauthorized && r.Header.Get("Authorization") == "":
-		return "no bearer token", "configure the client with the header 'Authorization: Bearer <token>', the token this server was started with"
+	case status == http.StatusUnauthorized && r.Header.Get("Authorization") == "" && r.Header.Get(TokenHeader) == "":
+		return "no bearer token", "configure the client with the header 'Authorization: Bearer <token>' (or 'Boris-Token: <token>' through a proxy that removes Authorization), the token this server was started with"
 	case status == http.StatusUnauthorized:
 		return "wrong bearer token", "the client's 'Authorization: Bearer' token is not this server's: check that both hold the same token (a server restarted with --generate-token has a new one)"
 	case status == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "":

@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,11 +37,19 @@ type Server struct {
 
 	pool       *sessionPool // each session's state; sessionful HTTP admission and eviction
 	workspaces *workspaces  // the state of stateless requests
+	state      *stateStore  // what outlives a restart of the workspaces (--state-dir)
 	posts      postRegistry // HTTP POSTs being served
 
 	beforeCalls func() // see BeforeCalls
 
 	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
+
+	closing  atomic.Bool // set when shutdown starts: /health answers 503
+	saveOnce sync.Once   // Close saves the workspaces once
+	cred     credential  // the token /mcp requires
+	envMu    sync.Mutex  // guards env, which POST /init may extend
+
+	localPeer func(*http.Request) bool // tests: replaces the check that /init is not local
 }
 
 // New builds a Server. environ is the environment commands inherit; Boris's own secrets
@@ -75,10 +86,19 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, cfg.Transport, c) },
 		live:   s.liveIDs,
 	})
+	keep := ""
+	if cfg.StateDirGiven {
+		keep = cfg.StateDir
+	}
+	s.state = loadState(keep, cfg.MaxSessions, log)
 	s.workspaces = newWorkspaces(workspaceOptions{
 		log: log, max: cfg.MaxSessions, idle: cfg.SessionIdleTimeout, newState: s.newState, ended: s.publishSessionEnd,
-		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },
+		opened:  func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, "http (stateless)", c) },
+		restore: s.restoreWorkspace,
+		changed: s.saveWorkspace,
+		forget:  s.state.forget,
 	})
+	s.loadCredential()
 	s.startMCP()
 	return s, nil
 }
@@ -191,7 +211,7 @@ func (s *Server) newState(id string) *session.Session {
 		ID:      id,
 		Workdir: s.cfg.Workdir,
 		Scope:   s.scope,
-		Env:     s.env,
+		Env:     s.commandEnviron(),
 		Tasks:   tasks.Limits{MaxRunning: s.cfg.MaxBackgroundTasks, Lifetime: s.cfg.BackgroundTaskLimit, Grace: s.cfg.KillGrace, Drain: s.cfg.OutputDrain},
 		Confine: s.policy,
 	})
@@ -200,8 +220,18 @@ func (s *Server) newState(id string) *session.Session {
 // Close ends every client session, killing their processes, and waits until they are
 // freed. It is safe to call more than once.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.pool.close()
 	s.workspaces.close()
+	// What a Boris started again on the same state directory should know, tasks still
+	// running included, is written before they are stopped, by the first Close only.
+	s.saveOnce.Do(func() {
+		for key, st := range s.workspaces.keyed() {
+			if err := s.state.save(key, st, s.commandEnviron(), true); err != nil {
+				s.log.Warn("cannot save the workspace for a restart", "workspace", st.ID, "err", err)
+			}
+		}
+	})
 	// Kill processes first so in-flight calls return, then close the protocol sessions.
 	s.closeStates()
 	if s.hub != nil {
@@ -239,6 +269,9 @@ func logConfinement(log *slog.Logger, cfg *config.Config, p *confine.Policy) {
 		log.Info("commands confined", "landlock_abi", p.ABI(), "rules", p.String())
 	case len(cfg.AllowDirs) > 0 && cfg.ConfineBash != confine.Off:
 		log.Warn("commands not confined to the allowed directories", "reason", p.Why())
+	}
+	if cfg.InitTokenFile != "" && p.CanRead(cfg.InitTokenFile) {
+		log.Warn("confined commands can read the bootstrap secret of --init-token-file: keep it outside the directories they may read", "init_token_file", cfg.InitTokenFile)
 	}
 	if cfg.TokenFile != "" && p.CanRead(cfg.TokenFile) {
 		log.Warn("confined commands can read the token file, and with it act as any client: keep it outside the directories they may read (the allowed directories, /etc and the other system directories; see the startup rules), for example in a directory of its own under the home directory of a user that runs only Boris",

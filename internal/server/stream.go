@@ -41,6 +41,11 @@ func (s *Server) httpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			p.w.start()
 		}
 		sdkCtx := ctx
+		if p.routed && s.cfg.RouterTimeout > 0 {
+			// The router cuts the request at its timeout: a command still running shortly
+			// before then goes on as a background task, and the call answers in time.
+			ctx = tools.WithCallDeadline(ctx, s.cfg.RouterTimeout)
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var sid string

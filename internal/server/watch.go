@@ -29,9 +29,10 @@ func (s *Server) startWatch() {
 		return
 	}
 	s.hub = watch.NewHub(watch.Options{Redact: s.cfg.Token})
-	if s.cfg.Token == "" && s.policy.Paths() && !s.policy.Network() {
+	if s.cfg.Token == "" && (s.cfg.InitToken != "" || s.policy.Paths() && !s.policy.Network()) {
 		// Confined commands can reach the server's port, and the page would let them see
-		// and stop other sessions' commands: it needs a key they cannot have.
+		// and stop other sessions' commands: it needs a key they cannot have. So does a
+		// server whose token comes later, from /init.
 		s.watchKey = rand.Text()
 	}
 	s.mcp.AddReceivingMiddleware(watch.Middleware(s.hub, func(ss *mcp.ServerSession) string {

@@ -38,13 +38,13 @@ type binding struct {
 	refs int
 }
 
-// workspaceKey names the workspace of a stateless request: its credential (the bearer token
-// it was admitted with, whatever the spelling of the scheme and the spaces around it; none
+// workspaceKey names the workspace of a stateless request: its credential (the token it
+// was admitted with, whatever the spelling of the scheme and the spaces around it; none
 // when the server has no token) and the name in [WorkspaceHeader], if any. owner names who
 // asks: the credential and the client's address, which [workspaces.bind] bounds.
 // A header that is present but blank, or given twice, is refused: a client whose template
 // lost its value must not land in the shared workspace.
-func workspaceKey(r *http.Request, token string) (key, owner string, err error) {
+func workspaceKey(r *http.Request, authenticated bool) (key, owner string, err error) {
 	names := r.Header.Values(WorkspaceHeader)
 	name := ""
 	if len(names) > 0 {
@@ -61,8 +61,8 @@ func workspaceKey(r *http.Request, token string) (key, owner string, err error) 
 		return "", "", fmt.Errorf("%s %q: use up to 64 letters, digits, '-', '_' or '.'", WorkspaceHeader, name)
 	}
 	cred := ""
-	if token != "" {
-		cred, _ = bearerToken(r) // authenticate admitted it: it is the token
+	if authenticated {
+		cred, _ = requestToken(r) // authenticate admitted it: it is the token
 	}
 	sum := sha256.Sum256([]byte(cred))
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -73,13 +73,20 @@ func workspaceKey(r *http.Request, token string) (key, owner string, err error) 
 	return c + "/" + name, c + "@" + host, nil
 }
 
-// bearerToken returns the token of r's Authorization header, if it has a bearer one.
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+// requestToken returns the token r carries: its Authorization header's bearer token, or
+// else its [TokenHeader]. When both are sent, Authorization is the one checked.
+func requestToken(r *http.Request) (string, bool) {
+	if a := r.Header.Get("Authorization"); a != "" {
+		scheme, token, ok := strings.Cut(a, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return "", false
+		}
+		return strings.TrimSpace(token), true
 	}
-	return strings.TrimSpace(token), true
+	if vs := r.Header.Values(TokenHeader); len(vs) == 1 {
+		return strings.TrimSpace(vs[0]), true
+	}
+	return "", false
 }
 
 // workspaces holds the workspaces of stateless requests, within --max-sessions, and which
@@ -107,6 +114,12 @@ type workspaceOptions struct {
 	newState func(id string) *session.Session            // a fresh state
 	opened   func(*session.Session, *mcp.Implementation) // a workspace opened, for this client
 	ended    func(*session.Session)                      // a workspace closed
+	// restore, changed and forget keep workspaces across restarts (see stateStore): a
+	// workspace opens with what was kept of it, is kept after each call, and is dropped for
+	// good when closed. Each may be nil.
+	restore func(key string, st *session.Session)
+	changed func(key string, st *session.Session)
+	forget  func(*session.Session)
 }
 
 func newWorkspaces(o workspaceOptions) *workspaces {
@@ -144,6 +157,9 @@ func (w *workspaces) bind(ss *mcp.ServerSession, key, owner string, client *mcp.
 		}
 		sum := sha256.Sum256([]byte(key))
 		ws = &workspace{key: key, owner: owner, st: w.newState("ws-" + hex.EncodeToString(sum[:6]))}
+		if w.restore != nil {
+			w.restore(key, ws.st)
+		}
 		w.byKey[key] = ws
 		w.log.Info("workspace opened", "workspace", ws.st.ID, "client", clientName(client))
 		w.opened(ws.st, client)
@@ -164,6 +180,9 @@ func (w *workspaces) bind(ss *mcp.ServerSession, key, owner string, client *mcp.
 // release ends one binding of ss, and starts the idle timer of its workspace when nothing
 // runs in it any more.
 func (w *workspaces) release(ss *mcp.ServerSession, b *binding) {
+	if w.changed != nil {
+		defer w.changed(b.ws.key, b.ws.st)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ws := b.ws
@@ -244,6 +263,9 @@ func (w *workspaces) dropLocked(ws *workspace) {
 		ws.timer.Stop()
 	}
 	w.ended(ws.st)
+	if w.forget != nil {
+		w.forget(ws.st)
+	}
 	w.closes.Go(func() {
 		if err := ws.st.Close(); err != nil {
 			w.log.Warn("closing workspace", "workspace", ws.st.ID, "err", err)
@@ -263,6 +285,17 @@ func (w *workspaces) all() []*session.Session {
 		states = append(states, ws.st)
 	}
 	return states
+}
+
+// keyed returns the key and state of every workspace.
+func (w *workspaces) keyed() map[string]*session.Session {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]*session.Session, len(w.byKey))
+	for k, ws := range w.byKey {
+		out[k] = ws.st
+	}
+	return out
 }
 
 // len returns how many workspaces are open.

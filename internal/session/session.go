@@ -76,6 +76,10 @@ func New(opts Options) *Session {
 	}
 }
 
+// PastTask says that task id ran under an earlier Boris on the same state directory, or
+// is nil (see [tasks.Manager.Restore]).
+func (s *Session) PastTask(id string) error { return s.Tasks.PastTask(id) }
+
 // Context is done once the session is closed; work done for the session should stop then.
 func (s *Session) Context() context.Context { return s.ctx }
 

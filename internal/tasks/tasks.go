@@ -70,6 +70,7 @@ type Manager struct {
 	next    int
 	adopted []*shell.Process
 	closed  bool
+	past    map[string]Past // tasks of an earlier Boris on the same state (see Restore)
 }
 
 // NewManager returns an empty Manager with the given limits.
@@ -426,6 +427,9 @@ func (m *Manager) get(id string) (*Task, error) {
 	defer m.mu.Unlock()
 	if t, ok := m.tasks[strings.TrimSpace(id)]; ok {
 		return t, nil
+	}
+	if err := m.pastLocked(strings.TrimSpace(id)); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknown, id)
 }

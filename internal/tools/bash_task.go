@@ -27,13 +27,31 @@ const (
 // before the client's deadline, if one is set.
 func (h *handlers) detachAfter(ctx context.Context) time.Duration {
 	var after time.Duration
-	if d := h.Config.CallDeadline; d > 0 {
+	if d := h.callDeadline(ctx); d > 0 {
 		after = d - deadlineMargin(d)
 	}
 	if t := h.Config.TaskAfter; t > 0 && mcptask.OfferFrom(ctx) != nil && (after == 0 || t < after) {
 		after = t
 	}
 	return after
+}
+
+type callDeadlineKey struct{}
+
+// WithCallDeadline returns ctx telling the tools that the client of this call gives up
+// after d, as a sandbox router does after its proxy timeout: like --call-deadline, for one
+// call. The shorter of the two applies.
+func WithCallDeadline(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, callDeadlineKey{}, d)
+}
+
+// callDeadline is when the client of the call in ctx gives up on it (0: unknown).
+func (h *handlers) callDeadline(ctx context.Context) time.Duration {
+	d := h.Config.CallDeadline
+	if v, ok := ctx.Value(callDeadlineKey{}).(time.Duration); ok && v > 0 && (d == 0 || v < d) {
+		d = v
+	}
+	return d
 }
 
 func deadlineMargin(d time.Duration) time.Duration {

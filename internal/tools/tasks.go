@@ -101,7 +101,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 		return nil, nil, err
 	}
 	in.TaskID = localTaskID(in.TaskID)
-	wait := h.boundWait(time.Duration(in.WaitMS)*time.Millisecond, in.Until != "")
+	wait := h.boundWait(ctx, time.Duration(in.WaitMS)*time.Millisecond, in.Until != "")
 	if tok := req.Params.GetProgressToken(); tok != nil && wait > 0 {
 		defer h.stillWaiting(ctx, req, tok)()
 	}
