@@ -35,6 +35,10 @@ type Profile struct {
 // one result shows. Labels and notes come on top of it, within the client's limits.
 type Budget struct {
 	Chars int // characters of content
+	// File is the characters of a file's lines one view shows: as many as the client
+	// passes whole, so that the 2,000 lines a view shows by default come back whole
+	// where they fit (DefaultFileChars for a client whose limit is not known).
+	File  int
 	Lines int // lines of content; 0: no limit
 }
 
@@ -50,16 +54,22 @@ const (
 // promise that a command's output up to 30,000 characters comes back whole.
 const DefaultChars = 30_000
 
+// DefaultFileChars is the most characters of a file's lines a view shows a client whose
+// limit is not known: what Codex passes whole (about 48,000), less the notes; 2,000 lines
+// of up to 16 characters each, with their numbers.
+const DefaultFileChars = 46_000
+
 // Budget is the content budget of one result for a client with profile p: DefaultChars,
 // less where the client passes less, and in lines where it counts lines, leaving room for
 // the notes in both. chars, when positive, replaces the character budget (--output-budget).
 func (p Profile) Budget(chars int) Budget {
-	b := Budget{Chars: DefaultChars}
+	b := Budget{Chars: DefaultChars, File: DefaultFileChars}
 	if p.Chars > 0 {
 		b.Chars = min(b.Chars, p.Chars-NotesChars)
+		b.File = p.Chars - NotesChars
 	}
 	if chars > 0 {
-		b.Chars = chars
+		b.Chars, b.File = chars, chars
 	}
 	if p.Lines > 0 {
 		b.Lines = p.Lines - NotesLines

@@ -37,13 +37,13 @@ func TestBudget(t *testing.T) {
 		chars  int // --output-budget
 		want   Budget
 	}{
-		{"curl", 0, Budget{Chars: 30_000}},
-		{"claude-code", 0, Budget{Chars: 30_000}},
-		{"codex-mcp-client", 0, Budget{Chars: 30_000}},
-		{"github-copilot-developer", 0, Budget{Chars: 18_000}},
-		{"opencode", 0, Budget{Chars: 30_000, Lines: 1_980}},
-		{"github-copilot-developer", 50_000, Budget{Chars: 50_000}},
-		{"curl", 8_000, Budget{Chars: 8_000}},
+		{"curl", 0, Budget{Chars: 30_000, File: 46_000}},
+		{"claude-code", 0, Budget{Chars: 30_000, File: 98_000}},
+		{"codex-mcp-client", 0, Budget{Chars: 30_000, File: 46_000}},
+		{"github-copilot-developer", 0, Budget{Chars: 18_000, File: 18_000}},
+		{"opencode", 0, Budget{Chars: 30_000, File: 48_000, Lines: 1_980}},
+		{"github-copilot-developer", 50_000, Budget{Chars: 50_000, File: 50_000}},
+		{"curl", 8_000, Budget{Chars: 8_000, File: 8_000}},
 	} {
 		if got := Lookup(c.client).Budget(c.chars); got != c.want {
 			t.Errorf("Lookup(%q).Budget(%d) = %+v, want %+v", c.client, c.chars, got, c.want)

@@ -51,6 +51,8 @@ type Command struct {
 	// Budget is how many characters of output the result shows, stdout and stderr
 	// together (see [shell.Split]); 0 means [shell.DefaultBudget].
 	Budget int
+	// Lines, when positive, is the most lines of each stream the result shows.
+	Lines int
 }
 
 // Moved says that a command did not start in the session's working directory, and why.
@@ -171,7 +173,7 @@ func (s *Session) command(c Command) (shell.Command, *Moved, error) {
 		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") }), "TERM="+term.TERM)
 	}
 	return shell.Command{Shell: c.Shell, Script: c.Script, Dir: dir, Env: env, StateDir: spill,
-		Mark: s.Tasks.NewMark(), Grace: c.Grace, Drain: c.Drain, MaxSpillFile: c.MaxSpillFile,
+		Mark: s.Tasks.NewMark(), Grace: c.Grace, Drain: c.Drain, MaxSpillFile: c.MaxSpillFile, MaxLines: c.Lines,
 		OnOutput: c.OnOutput, Launch: launch, TTY: c.TTY}, moved, nil
 }
 

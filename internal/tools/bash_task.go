@@ -27,13 +27,23 @@ const (
 // before the client's deadline, if one is set.
 func (h *handlers) detachAfter(ctx context.Context) time.Duration {
 	var after time.Duration
-	if d := h.Config.CallDeadline; d > 0 {
+	if d := h.callDeadline(ctx); d > 0 {
 		after = d - deadlineMargin(d)
 	}
 	if t := h.Config.TaskAfter; t > 0 && mcptask.OfferFrom(ctx) != nil && (after == 0 || t < after) {
 		after = t
 	}
 	return after
+}
+
+// callDeadline is when the calling client gives up on a call: --call-deadline, else the
+// hard timer its profile knows (the Agents SDK's, cline's and the Inspector's 60 s), else
+// 0 for none known.
+func (h *handlers) callDeadline(ctx context.Context) time.Duration {
+	if d := h.Config.CallDeadline; d > 0 {
+		return d
+	}
+	return callerProfile(ctx).Deadline
 }
 
 func deadlineMargin(d time.Duration) time.Duration {
@@ -61,9 +71,9 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 	if h.offerTask(ctx, t, timeout) {
 		// The client gets the task and, at its end, the whole output: task_output is
 		// left to start from the beginning.
-		stdout, stderr = t.Output(h.contentBudget(), f.omitted)
+		stdout, stderr = t.Output(h.contentBudget(ctx), f.omitted)
 	} else {
-		snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.contentBudget(), f.omitted)
+		snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.contentBudget(ctx), f.omitted)
 		if err != nil {
 			return nil, nil, taskError(err, sess, f)
 		}
@@ -92,7 +102,7 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 func (h *handlers) offerTask(ctx context.Context, t *tasks.Task, timeout time.Duration) bool {
 	o := mcptask.OfferFrom(ctx)
 	if o != nil {
-		o.Accept(t.ID, &taskWork{h: h, t: t, timeout: timeout})
+		o.Accept(t.ID, &taskWork{h: h, t: t, timeout: timeout, budget: h.contentBudget(ctx)})
 	}
 	return o != nil
 }
@@ -102,6 +112,7 @@ type taskWork struct {
 	h       *handlers
 	t       *tasks.Task
 	timeout time.Duration // the command's timeout; 0 for one started in the background
+	budget  int           // the content budget of the client that made the call
 }
 
 func (w *taskWork) Done() <-chan struct{} { return w.t.Done() }
@@ -113,7 +124,7 @@ func (w *taskWork) Cancel()               { w.t.Stop(tasks.ErrCancelled) }
 func (w *taskWork) Result() *mcp.CallToolResult {
 	res, _ := w.t.Result()
 	f := w.h.face()
-	stdout, stderr := w.t.Output(w.h.contentBudget(), f.omitted)
+	stdout, stderr := w.t.Output(w.budget, f.omitted)
 	out := &BashResult{TaskID: w.t.ID}
 	ctx := context.Background()
 	w.h.bashResult(ctx, &session.Ran{Result: res, Stdout: stdout, Stderr: stderr}, w.timeout, out)

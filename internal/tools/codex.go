@@ -202,7 +202,7 @@ func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in
 	yield := clampMS(in.YieldTimeMS, execYieldDefault, execYieldMin, execYieldMax)
 	if in.TTY {
 		// A terminal's command comes back as soon as it waits for input, goes quiet or ends.
-		x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: yield}, h.execBudget(in.MaxOutputTokens), h.face().omitted)
+		x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: yield}, h.execBudget(ctx, in.MaxOutputTokens), h.face().omitted)
 		if err != nil {
 			return nil, nil, taskError(err, sess, h.face())
 		}
@@ -292,7 +292,7 @@ func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in 
 // and returns once the program waits for input again, goes quiet or ends, or yield_time_ms
 // passes.
 func (h *handlers) writeTTY(ctx context.Context, sess *session.Session, t *tasks.Task, in WriteStdinArgs, start time.Time) (*mcp.CallToolResult, *ExecResult, error) {
-	budget, hint := h.execBudget(in.MaxOutputTokens), h.face().omitted
+	budget, hint := h.execBudget(ctx, in.MaxOutputTokens), h.face().omitted
 	var x tasks.Exchange
 	var err error
 	if in.Chars == "" {
@@ -332,7 +332,7 @@ func (h *handlers) execSession(sess *session.Session, id string, n int) (*tasks.
 // time, the exit code or the session ID of a process still running, and the output not
 // read before, within max_output_tokens (as tokens of about 4 characters).
 func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens float64, notes []string) (*mcp.CallToolResult, *ExecResult, error) {
-	snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.execBudget(maxTokens), h.face().omitted)
+	snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.execBudget(ctx, maxTokens), h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
@@ -366,12 +366,12 @@ func execSnapshot(t *tasks.Task, start time.Time, snap tasks.Snapshot, notes []s
 // execBudget is how many characters of output an exec result shows: max_output_tokens
 // (as tokens of about 4 characters; Codex's default 10,000), within the server's budget
 // for one result, which is sized for what the clients keep whole.
-func (h *handlers) execBudget(maxTokens float64) int {
+func (h *handlers) execBudget(ctx context.Context, maxTokens float64) int {
 	tokens := outputTokens
 	if maxTokens > 0 {
 		tokens = int(min(math.Round(maxTokens), 1<<40))
 	}
-	return min(max(tokens*charsPerToken, minExecOutput), h.contentBudget())
+	return min(max(tokens*charsPerToken, minExecOutput), h.contentBudget(ctx))
 }
 
 // formatExec words an exec result as Codex does.

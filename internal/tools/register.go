@@ -62,6 +62,7 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 	}
 	s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		quick, input := checks()
+		ctx = withClient(ctx, req)
 		var res *mcp.CallToolResult
 		var out Out
 		in, err := decodeArgs[In](req.Params.Arguments, quick, input)

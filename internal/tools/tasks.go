@@ -71,7 +71,7 @@ func addTaskOutput(s *mcp.Server, h *handlers) {
 		Name: "task_output",
 		Description: fmt.Sprintf(`Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
-Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop; set until to a regular expression to wait for a line that matches it (such as until 'Listening on|error' after starting a server), which is shown first. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.budget()),
+Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop; set until to a regular expression to wait for a line that matches it (such as until 'Listening on|error' after starting a server), which is shown first. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.describedBudget()),
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
 	}, h.taskOutput)
 }
@@ -101,7 +101,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 		return nil, nil, err
 	}
 	in.TaskID = localTaskID(in.TaskID)
-	wait := h.boundWait(time.Duration(in.WaitMS)*time.Millisecond, in.Until != "")
+	wait := h.boundWait(ctx, time.Duration(in.WaitMS)*time.Millisecond, in.Until != "")
 	if tok := req.Params.GetProgressToken(); tok != nil && wait > 0 {
 		defer h.stillWaiting(ctx, req, tok)()
 	}
@@ -131,7 +131,7 @@ func (h *handlers) readTask(ctx context.Context, sess *session.Session, id strin
 			return nil, nil, h.ttyError(err, sess)
 		}
 	}
-	snap, err := sess.Tasks.Output(ctx, id, wait, h.contentBudget(), h.face().omitted)
+	snap, err := sess.Tasks.Output(ctx, id, wait, h.contentBudget(ctx), h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}

@@ -15,13 +15,13 @@ import (
 
 // boundWait is how long task_output waits: as asked, at most maxWait, by default the
 // bash timeout when it waits for a pattern, and ending before the client's deadline
-// (--call-deadline) when there is one.
-func (h *handlers) boundWait(asked time.Duration, until bool) time.Duration {
+// (--call-deadline, or the client's profile) when there is one.
+func (h *handlers) boundWait(ctx context.Context, asked time.Duration, until bool) time.Duration {
 	wait := min(asked, maxWait)
 	if wait <= 0 && until {
 		wait = h.Config.Timeout
 	}
-	if d := h.Config.CallDeadline; d > 0 {
+	if d := h.callDeadline(ctx); d > 0 {
 		wait = min(wait, d-deadlineMargin(d))
 	}
 	return wait
