@@ -53,8 +53,8 @@ type Output struct {
 	maxLines int
 }
 
-// SetMaxLines makes excerpts of the stream show at most about n lines (0: any number).
-// Call it before the first Write.
+// SetMaxLines makes later excerpts of the stream show at most about n lines (0: any
+// number).
 func (o *Output) SetMaxLines(n int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

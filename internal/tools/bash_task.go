@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/clients"
 	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -43,8 +44,11 @@ func (h *handlers) callDeadline(ctx context.Context) time.Duration {
 	if d := h.Config.CallDeadline; d > 0 {
 		return d
 	}
-	return callerProfile(ctx).Deadline
+	return profileDeadline(callerProfile(ctx))
 }
+
+// profileDeadline is the deadline a profile knows; tests make it short.
+var profileDeadline = func(p clients.Profile) time.Duration { return p.Deadline }
 
 func deadlineMargin(d time.Duration) time.Duration {
 	return min(max(d/10, minDeadlineMargin), maxDeadlineMargin, d/2)
