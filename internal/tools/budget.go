@@ -55,6 +55,12 @@ func (h *handlers) describedBudget() int {
 	return clients.Unknown.Budget(h.Config.OutputBudget).Chars
 }
 
+// describedFileBudget is the character budget of a view that tool descriptions state, as
+// [handlers.describedBudget] is for output.
+func (h *handlers) describedFileBudget() int {
+	return clients.Unknown.Budget(h.Config.OutputBudget).File
+}
+
 // bothEnds writes body between two copies of the notes that say what it leaves out, so
 // that a client that cuts a long result in the middle keeps at least one of them. With no
 // notes it writes body alone.

@@ -133,7 +133,7 @@ With run_in_background the command keeps running and the call returns its id at 
 func addRead(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name: "Read",
-		Description: fmt.Sprintf(`Read a file. Text comes back as numbered lines, cat -n style: the line number, a tab, then the line (the numbers are not part of the file). Without offset and limit it shows the first 2000 lines, and at most %d characters: a note at the end says which offset and limit continue. Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP files come back as images. A directory is listed two levels deep.%s`, h.describedBudget(),
+		Description: fmt.Sprintf(`Read a file. Text comes back as numbered lines, cat -n style: the line number, a tab, then the line (the numbers are not part of the file). Without offset and limit it shows the first 2000 lines, and at most %d characters: a note at the end says which offset and limit continue. Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP files come back as images. A directory is listed two levels deep.%s`, h.describedFileBudget(),
 			ifViewRule(h, " Read a file before changing it with Edit, MultiEdit or Write.", "")),
 		InputSchema: schemaOf[ReadArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Read", ReadOnlyHint: true, OpenWorldHint: new(false)},

@@ -34,7 +34,7 @@ func addView(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
-		Description: fmt.Sprintf(viewDescription, h.describedBudget()) + ifViewRule(h, viewRuleNote, ""),
+		Description: fmt.Sprintf(viewDescription, h.describedFileBudget()) + ifViewRule(h, viewRuleNote, ""),
 		InputSchema: schemaOf[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.view)
