@@ -123,12 +123,8 @@ func (s *Session) ran(c Command, sc shell.Command, moved *Moved, p *shell.Proces
 		p.Release()
 	}
 	outBudget, errBudget := shell.Split(cmp.Or(c.Budget, shell.DefaultBudget), p.Stdout.End().Chars, p.Stderr.End().Chars)
-	if c.Lines > 0 {
-		// The two streams share the lines as they share the characters.
-		outLines, errLines := shell.Split(c.Lines, p.Stdout.End().Lines, p.Stderr.End().Lines)
-		p.Stdout.SetMaxLines(max(outLines, 1))
-		p.Stderr.SetMaxLines(max(errLines, 1))
-	}
+	// The two streams share the lines a client keeps as they share the characters.
+	shell.ShareLines(p.Stdout, p.Stderr, p.Stdout.End().Lines, p.Stderr.End().Lines)
 	r := &Ran{Result: res, Moved: moved, Confined: sc.Launch != nil, Cwd: s.Cwd(),
 		Stdout: p.Stdout.Text(outBudget, c.Hint), Stderr: p.Stderr.Text(errBudget, c.Hint)}
 	if r.Stdout.SpillPath != "" || r.Stderr.SpillPath != "" {

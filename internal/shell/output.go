@@ -48,17 +48,37 @@ type Output struct {
 	// saying what was dropped and the stream's last bytes, from memory.
 	maxFile int64
 	capped  bool
-	// maxLines, when positive, is the most lines an excerpt shows, for a client that keeps
-	// only so many lines of a result.
-	maxLines int
+	// lineCap, when positive, is the most lines an excerpt shows, for a client that keeps
+	// only so many lines of a result; maxLines is this stream's share of it for the next
+	// excerpt, when it shares the cap with another stream ([ShareLines]).
+	lineCap, maxLines int
 }
 
-// SetMaxLines makes later excerpts of the stream show at most about n lines (0: any
-// number).
+// SetMaxLines makes excerpts of the stream show at most about n lines (0: any number).
 func (o *Output) SetMaxLines(n int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.maxLines = n
+	o.lineCap, o.maxLines = n, n
+}
+
+// ShareLines divides the line cap of two streams between their next excerpts, as [Split]
+// divides characters: a and b are the lines each has to show. Both must have the same cap.
+func ShareLines(x, y *Output, a, b int64) {
+	x.mu.Lock()
+	n := x.lineCap
+	x.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	sx, sy := Split(n, a, b)
+	for _, s := range []struct {
+		o *Output
+		n int
+	}{{x, sx}, {y, sy}} {
+		s.o.mu.Lock()
+		s.o.maxLines = max(s.n, 1)
+		s.o.mu.Unlock()
+	}
 }
 
 // DefaultMaxSpillFile bounds one stream's spill file by default.
