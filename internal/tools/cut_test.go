@@ -44,7 +44,7 @@ func TestResultsSurviveMiddleCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, _ := connect(t, cfg, nil)
-	const both = "for i in $(seq 1 2000); do echo \"out $i $(printf '%040d' 0)\"; echo \"err $i $(printf '%040d' 0)\" >&2; done"
+	const both = "for i in $(seq 1 2000); do echo \"out $i 0000000000000000000000000000000000000000\"; echo \"err $i 0000000000000000000000000000000000000000\" >&2; done"
 	bash := textOf(call(t, cs, "bash", map[string]any{"command": both}))
 	view := textOf(call(t, cs, "view", map[string]any{"path": "big.txt"}))
 	printed := filepath.Join(t.TempDir(), "printed")
