@@ -47,7 +47,7 @@ type Config struct {
 	MaxFileSize  int64
 	// OutputBudget is the most characters one tool result shows of a command's output, a
 	// file or a search; past it the result keeps a head and a tail and says where the rest
-	// is. The default fits the clients' limits (see [DefaultOutputBudget]).
+	// is. 0 (the default) fits each client's known limits (see package clients).
 	OutputBudget          int
 	AnthropicCompat       bool
 	RequireViewBeforeEdit bool
@@ -88,7 +88,8 @@ type Config struct {
 	TaskAfter time.Duration
 	// TaskTTL is how long an MCP task's result is kept after it ended (0: the default).
 	TaskTTL time.Duration
-	// CallDeadline is when the client gives up on a tool call (0: unknown): a foreground
+	// CallDeadline is when the client gives up on a tool call (0: as the client's profile
+	// says, if it knows one; see package clients): a foreground
 	// command still running shortly before it becomes a background task.
 	CallDeadline time.Duration
 	// RouterTimeout is the deadline a sandbox router puts on every request it forwards
@@ -147,12 +148,11 @@ const (
 	DefaultMaxSpillTotal = 1 << 30
 )
 
-// DefaultOutputBudget is the default [Config.OutputBudget]: within what Claude Code accepts
-// (25,000 tokens, about 100,000 characters) and what Codex keeps for its current models
-// (about 48,000 characters, cut from the middle) with room for the notes around it.
-// MinOutputBudget leaves room for the notes themselves.
+// DefaultOutputBudget is the default [Config.OutputBudget]: none, so that each result
+// fits the calling client's known limits (30,000 characters where the client allows
+// them). MinOutputBudget leaves room for the notes themselves.
 const (
-	DefaultOutputBudget = 30_000
+	DefaultOutputBudget = 0
 	MinOutputBudget     = 4_000
 )
 
@@ -188,7 +188,7 @@ type cli struct {
 	NoBash          bool          `help:"Do not offer the bash and background task tools." envvar:"BORIS_NO_BASH"`
 	DisableTools    []string      `help:"Do not offer these tools (comma-separated or repeated)." placeholder:"NAME" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize     string        `help:"Largest file the file tools read or write: bytes, or with a unit (512KB, 10MB, 10MiB, 10M)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
-	OutputBudget    int           `help:"Most characters one tool result shows of a command's output, a file or a search (the rest is saved and the result says how to read it); the default fits Claude Code and Codex." default:"30000" envvar:"BORIS_OUTPUT_BUDGET"`
+	OutputBudget    int           `help:"Most characters one tool result shows of a command's output, a file or a search (the rest is saved and the result says how to read it); 0 fits each client Boris knows (30,000 where the client allows them; see docs/clients.md)." default:"0" envvar:"BORIS_OUTPUT_BUDGET"`
 	AnthropicCompat bool          `help:"Offer one str_replace_editor tool instead of view, str_replace and create_file." envvar:"BORIS_ANTHROPIC_COMPAT"`
 	Tools           string        `help:"Tool set to offer: boris (Boris's own tools), claude-code (Claude Code's tool names and parameters: Bash, Read, Write, Edit, ...) or codex (Codex's: exec_command, write_stdin, apply_patch, view_image)." default:"boris" enum:"boris,claude-code,codex" envvar:"BORIS_TOOLS"`
 	Structured      bool          `name:"structured-output" help:"Add structuredContent and an outputSchema to tool results that have a structured form (for programs; models read the text)." envvar:"BORIS_STRUCTURED_OUTPUT"`
@@ -206,7 +206,7 @@ type cli struct {
 	MaxTasks        int           `name:"max-background-tasks" help:"Most running background tasks per session." default:"16" envvar:"BORIS_MAX_BACKGROUND_TASKS"`
 	MaxProcesses    int           `help:"Most processes and threads one command (or background task) may have at once; one that tries for more is killed, with everything it started. 0 leaves Boris and other sessions room under the limit Boris itself runs under (at most 4096); -1: no limit." default:"0" envvar:"BORIS_MAX_PROCESSES"`
 	TaskAfter       time.Duration `name:"task-after" help:"Seconds (or a duration such as 20s) a bash call runs before it becomes an MCP task, for clients that declare the Tasks extension (0: never)." default:"20" envvar:"BORIS_TASK_AFTER"`
-	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: off)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
+	CallDeadline    time.Duration `name:"call-deadline" help:"Seconds (or a duration such as 2m) after which the client gives up on a tool call: a command still running shortly before then goes on as a background task, and the call returns its task id (0: the deadline of the client, where Boris knows one that cannot be extended; see docs/clients.md)." default:"0" envvar:"BORIS_CALL_DEADLINE"`
 	RouterTimeout   time.Duration `for:"http" name:"router-timeout" help:"Seconds (or a duration such as 3m) a sandbox router allows each request (agent-sandbox's --proxy-timeout): a call that carries X-Sandbox-ID goes on in the background before then." default:"180" envvar:"BORIS_ROUTER_TIMEOUT"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); workspaces and tasks are kept only when it is given; put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
@@ -395,7 +395,7 @@ func (c *cli) limits(cfg *Config) error {
 	if cfg.MaxFileSize, err = ParseSize(c.MaxFileSize); err != nil {
 		return fmt.Errorf("--max-file-size: %w", err)
 	}
-	if c.OutputBudget < MinOutputBudget {
+	if c.OutputBudget != 0 && c.OutputBudget < MinOutputBudget {
 		return fmt.Errorf("--output-budget must be at least %d characters, got %d", MinOutputBudget, c.OutputBudget)
 	}
 	cfg.OutputBudget = c.OutputBudget

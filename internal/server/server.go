@@ -143,7 +143,22 @@ func (s *Server) startMCP() {
 	s.mcp.AddReceivingMiddleware(s.audit)
 	s.startWatch()
 	s.startTasks()
+	s.mcp.AddReceivingMiddleware(plainErrors)
 	s.mcp.AddReceivingMiddleware(s.httpCalls)
+}
+
+// plainErrors sends a tool's error result without its _meta, once the audit log and the
+// live view have read its code there: the code also starts the text, and some clients
+// (Gemini CLI, Qwen Code, cline) show the model an error result as its raw JSON, where
+// _meta is noise.
+func plainErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			r.Meta = nil
+		}
+		return res, err
+	}
 }
 
 // BeforeCalls has every tool call wait for ready to return first; ready is called for

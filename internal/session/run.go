@@ -51,6 +51,8 @@ type Command struct {
 	// Budget is how many characters of output the result shows, stdout and stderr
 	// together (see [shell.Split]); 0 means [shell.DefaultBudget].
 	Budget int
+	// Lines, when positive, is the most lines of each stream the result shows.
+	Lines int
 }
 
 // Moved says that a command did not start in the session's working directory, and why.
@@ -121,6 +123,8 @@ func (s *Session) ran(c Command, sc shell.Command, moved *Moved, p *shell.Proces
 		p.Release()
 	}
 	outBudget, errBudget := shell.Split(cmp.Or(c.Budget, shell.DefaultBudget), p.Stdout.End().Chars, p.Stderr.End().Chars)
+	// The two streams share the lines a client keeps as they share the characters.
+	shell.ShareLines(p.Stdout, p.Stderr, p.Stdout.End().Lines, p.Stderr.End().Lines)
 	r := &Ran{Result: res, Moved: moved, Confined: sc.Launch != nil, Cwd: s.Cwd(),
 		Stdout: p.Stdout.Text(outBudget, c.Hint), Stderr: p.Stderr.Text(errBudget, c.Hint)}
 	if r.Stdout.SpillPath != "" || r.Stderr.SpillPath != "" {
@@ -171,7 +175,7 @@ func (s *Session) command(c Command) (shell.Command, *Moved, error) {
 		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") }), "TERM="+term.TERM)
 	}
 	return shell.Command{Shell: c.Shell, Script: c.Script, Dir: dir, Env: env, StateDir: spill,
-		Mark: s.Tasks.NewMark(), Grace: c.Grace, Drain: c.Drain, MaxSpillFile: c.MaxSpillFile,
+		Mark: s.Tasks.NewMark(), Grace: c.Grace, Drain: c.Drain, MaxSpillFile: c.MaxSpillFile, MaxLines: c.Lines,
 		OnOutput: c.OnOutput, Launch: launch, TTY: c.TTY}, moved, nil
 }
 

@@ -21,7 +21,7 @@ func Truncate(data []byte, budget int) string {
 	if chars <= int64(budget) {
 		return strings.ToValidUTF8(string(data), "\uFFFD")
 	}
-	text, _ := clip(data, data, chars, budget, func(c cut) string {
+	text, _ := clip(data, data, chars, budget, 0, func(c cut) string {
 		return "\n[... " + itoa(c.omitted) + " characters omitted ...]\n"
 	})
 	return text
@@ -30,13 +30,19 @@ func Truncate(data []byte, budget int) string {
 // clip shows about two fifths of budget from the start of a stretch of output (head is
 // its first bytes) and the rest from its end (tail is its last bytes), around the text
 // marker returns for the cut. chars is the stretch's length in characters, more than
-// budget. Cuts fall on line ends when one is near, so whole lines can be fetched later.
-func clip(head, tail []byte, chars int64, budget int, marker func(cut) string) (string, int64) {
+// budget. With maxLines positive, head and tail also hold at most about two fifths and
+// three fifths of that many lines. Cuts fall on line ends when one is near, so whole
+// lines can be fetched later.
+func clip(head, tail []byte, chars int64, budget, maxLines int, marker func(cut) string) (string, int64) {
 	reserve := utf8.RuneCountInString(marker(cut{omitted: chars})) + 8
 	for range 4 {
 		avail := max(budget-reserve, 0)
 		h := firstChars(head, avail*2/5)
 		t := lastChars(tail, avail-avail*2/5)
+		if maxLines > 0 {
+			h = firstLines(h, max(maxLines*2/5, 1))
+			t = lastLines(t, max(maxLines-maxLines*2/5-2, 1))
+		}
 		c := cut{headBytes: len(h), tailBytes: len(t), headNewlines: -1, tailNewlines: -1}
 		if i := bytes.LastIndexByte(h, '\n'); i >= 0 && i >= len(h)/2 {
 			h = h[:i+1]
@@ -62,6 +68,36 @@ func clip(head, tail []byte, chars int64, budget int, marker func(cut) string) (
 	// The marker alone does not fit: show as much of it as the budget allows.
 	m := []rune(marker(cut{omitted: chars, headNewlines: -1, tailNewlines: -1}))
 	return string(m[:min(len(m), max(budget, 0))]), chars
+}
+
+// firstLines returns the first n lines of b, or all of b when it has fewer.
+func firstLines(b []byte, n int) []byte {
+	i := 0
+	for range n {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return b
+		}
+		i += j + 1
+	}
+	return b[:i]
+}
+
+// lastLines returns the last n lines of b (the last one may lack its newline), or all of
+// b when it has fewer.
+func lastLines(b []byte, n int) []byte {
+	end := len(b)
+	if end > 0 && b[end-1] == '\n' {
+		end--
+	}
+	for range n {
+		j := bytes.LastIndexByte(b[:end], '\n')
+		if j < 0 {
+			return b
+		}
+		end = j
+	}
+	return b[end+1:]
 }
 
 // firstChars returns the longest prefix of b with at most n characters, never ending

@@ -48,6 +48,37 @@ type Output struct {
 	// saying what was dropped and the stream's last bytes, from memory.
 	maxFile int64
 	capped  bool
+	// lineCap, when positive, is the most lines an excerpt shows, for a client that keeps
+	// only so many lines of a result; maxLines is this stream's share of it for the next
+	// excerpt, when it shares the cap with another stream ([ShareLines]).
+	lineCap, maxLines int
+}
+
+// SetMaxLines makes excerpts of the stream show at most about n lines (0: any number).
+func (o *Output) SetMaxLines(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lineCap, o.maxLines = n, n
+}
+
+// ShareLines divides the line cap of two streams between their next excerpts, as [Split]
+// divides characters: a and b are the lines each has to show. Both must have the same cap.
+func ShareLines(x, y *Output, a, b int64) {
+	x.mu.Lock()
+	n := x.lineCap
+	x.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	sx, sy := Split(n, a, b)
+	for _, s := range []struct {
+		o *Output
+		n int
+	}{{x, sx}, {y, sy}} {
+		s.o.mu.Lock()
+		s.o.maxLines = max(s.n, 1)
+		s.o.mu.Unlock()
+	}
 }
 
 // DefaultMaxSpillFile bounds one stream's spill file by default.
@@ -310,7 +341,8 @@ func (o *Output) excerpt(from, to Mark, budget int, hint Hint) Excerpt {
 	if n <= 0 {
 		return ex
 	}
-	if to.Chars-from.Chars <= int64(budget) && n <= keepBytes {
+	fitsLines := o.maxLines <= 0 || to.Lines-from.Lines <= int64(o.maxLines)
+	if to.Chars-from.Chars <= int64(budget) && n <= keepBytes && fitsLines {
 		if b, ok := o.readAt(from.Bytes, int(n)); ok {
 			ex.Text = strings.ToValidUTF8(string(b), "\uFFFD")
 			ex.Replaced = !utf8.Valid(b)
@@ -328,7 +360,7 @@ func (o *Output) excerpt(from, to Mark, budget int, hint Hint) Excerpt {
 	head, _ := o.readAt(from.Bytes, int(span))
 	tail, _ := o.readAt(to.Bytes-span, int(span))
 	var last string
-	ex.Text, ex.Omitted = clip(head, tail, to.Chars-from.Chars, budget, func(c cut) string {
+	ex.Text, ex.Omitted = clip(head, tail, to.Chars-from.Chars, budget, o.maxLines, func(c cut) string {
 		last = o.marker(from, to, c, ex.SpillPath, hint)
 		return last
 	})

@@ -399,3 +399,34 @@ func TestSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputMaxLines: an excerpt of a stream with a line cap shows at most about that many
+// lines, head and tail, and names the whole lines it left out; a short stream within the
+// cap, or within it however long in characters, comes back whole.
+func TestOutputMaxLines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		lines, cap int
+		cut        bool
+	}{{5000, 100, true}, {100, 100, false}, {99, 100, false}, {101, 100, true}, {5000, 0, false}} {
+		path := filepath.Join(t.TempDir(), "out")
+		o := NewOutput(path, nil)
+		o.SetMaxLines(c.cap)
+		for i := 1; i <= c.lines; i++ {
+			_, _ = fmt.Fprintf(o, "%d\n", i)
+		}
+		o.Close()
+		ex := o.Text(DefaultBudget, nil)
+		n := strings.Count(ex.Text, "\n")
+		switch {
+		case ex.Truncated != c.cut:
+			t.Errorf("%d lines, cap %d: truncated %v, want %v", c.lines, c.cap, ex.Truncated, c.cut)
+		case c.cap > 0 && n > c.cap+2: // the marker's own two line ends
+			t.Errorf("%d lines, cap %d: excerpt of %d lines", c.lines, c.cap, n)
+		case c.cut && !strings.Contains(ex.Note, "(lines "):
+			t.Errorf("%d lines, cap %d: note %q does not name the lines left out", c.lines, c.cap, ex.Note)
+		case c.cut && (!strings.HasPrefix(ex.Text, "1\n") || !strings.HasSuffix(ex.Text, fmt.Sprintf("\n%d\n", c.lines))):
+			t.Errorf("%d lines, cap %d: excerpt lost its head or tail", c.lines, c.cap)
+		}
+	}
+}

@@ -48,6 +48,8 @@ type Command struct {
 	// stream ends, the tail are kept, with a line saying what was dropped. 0 means
 	// [DefaultMaxSpillFile]; negative, no limit.
 	MaxSpillFile int64
+	// MaxLines, when positive, is the most lines an excerpt of each stream shows.
+	MaxLines int
 	// OnOutput, if set, sees every chunk of stdout and stderr as it arrives, from the
 	// goroutine reading that stream.
 	OnOutput OutputFunc
@@ -268,6 +270,8 @@ func newProcess(c Command) *Process {
 	}
 	p.Stdout.SetMaxFile(c.MaxSpillFile)
 	p.Stderr.SetMaxFile(c.MaxSpillFile)
+	p.Stdout.SetMaxLines(c.MaxLines)
+	p.Stderr.SetMaxLines(c.MaxLines)
 	return p
 }
 

@@ -105,6 +105,7 @@ func (t *Task) Stop(cause error) {
 // the marks [Manager.Output] reads from.
 func (t *Task) Output(budget int, hint shell.Hint) (stdout, stderr shell.Excerpt) {
 	outBudget, errBudget := shell.Split(budget, t.proc.Stdout.End().Chars, t.proc.Stderr.End().Chars)
+	shell.ShareLines(t.proc.Stdout, t.proc.Stderr, t.proc.Stdout.End().Lines, t.proc.Stderr.End().Lines)
 	return t.proc.Stdout.Text(outBudget, hint), t.proc.Stderr.Text(errBudget, hint)
 }
 

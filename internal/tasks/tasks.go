@@ -357,6 +357,7 @@ func (m *Manager) read(t *Task, budget int, hint shell.Hint) Snapshot {
 	snap := Snapshot{Task: t, Running: !final, Status: t.Status()}
 	outEnd, errEnd := t.proc.Stdout.End(), t.proc.Stderr.End()
 	outBudget, errBudget := shell.Split(budget, outEnd.Chars-t.outMark.Chars, errEnd.Chars-t.errMark.Chars)
+	shell.ShareLines(t.proc.Stdout, t.proc.Stderr, outEnd.Lines-t.outMark.Lines, errEnd.Lines-t.errMark.Lines)
 	snap.Stdout = t.proc.Stdout.Since(t.outMark, outBudget, final, hint)
 	snap.Stderr = t.proc.Stderr.Since(t.errMark, errBudget, final, hint)
 	t.outMark, t.errMark = snap.Stdout.To, snap.Stderr.To

@@ -100,15 +100,26 @@ func TestAddToolMatchesSDK(t *testing.T) {
 			t.Errorf("%s: result differs from the SDK's (-sdk +ours):\n%s", args, d)
 		}
 	}
-	for _, args := range []string{`{}`, `{"name":5}`, `{"name":"x","count":"3"}`, `{"name":"x","extra":1}`, `{"name":"x","count":1.5}`} {
-		o, s := callRaw(t, oc, args), callRaw(t, sc, args)
-		want := "INVALID_ARGUMENT: " + resultText(s) + "; check the argument names and types in the same tool's input schema"
+	// Invalid input: the SDK refuses it too, and addTool words it in plain words.
+	for _, c := range []struct{ args, want string }{
+		{`{}`, `missing required parameter "name" (a string)`},
+		{`{"name":5}`, `parameter "name" must be a string, got the number 5`},
+		{`{"name":"x","count":"3"}`, `parameter "count" must be an integer (a whole number), got the string "3"`},
+		{`{"name":"x","extra":1}`, `unknown parameter "extra": this tool's parameters are name, count, flag`},
+		{`{"name":"x","count":1.5}`, `parameter "count" must be an integer (a whole number), got the number 1.5`},
+	} {
+		o, s := callRaw(t, oc, c.args), callRaw(t, sc, c.args)
+		want := "INVALID_ARGUMENT: " + c.want + "; check the parameter names and types in the same tool's input schema"
 		if !o.IsError || !s.IsError || resultText(o) != want {
-			t.Errorf("%s: got error %v %q, want error %q (the SDK's: %v %q)", args, o.IsError, resultText(o), want, s.IsError, resultText(s))
+			t.Errorf("%s: got error %v %q, want error %q (the SDK's: %v %q)", c.args, o.IsError, resultText(o), want, s.IsError, resultText(s))
 		}
 		if got, want := jsonOf(t, o.StructuredContent), jsonOf(t, map[string]any{"code": "INVALID_ARGUMENT", "error": strings.TrimPrefix(want, "INVALID_ARGUMENT: ")}); got != want {
-			t.Errorf("%s: structured %s, want %s", args, got, want)
+			t.Errorf("%s: structured %s, want %s", c.args, got, want)
 		}
+	}
+	// A null is a parameter not given: ours answers as the SDK does without it.
+	if o, s := callRaw(t, oc, `{"name":"world","count":null,"flag":null}`), callRaw(t, sc, `{"name":"world"}`); jsonOf(t, sortedText(o)) != jsonOf(t, sortedText(s)) {
+		t.Errorf("nulls: got %s, want %s", jsonOf(t, o), jsonOf(t, s))
 	}
 	o, s := callRaw(t, oc, `{"name":"fail"}`), callRaw(t, sc, `{"name":"fail"}`)
 	if !o.IsError || !s.IsError || resultText(o) != "FAILED: "+resultText(s) || o.Meta["code"] != "FAILED" {

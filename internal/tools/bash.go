@@ -91,7 +91,7 @@ func bashConfinement(p *confine.Policy) string {
 func addBash(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "bash",
-		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds(), h.budget()) + bashConfinement(h.Confine),
+		Description: fmt.Sprintf(bashDescription, h.Config.Timeout.Milliseconds(), h.describedBudget()) + bashConfinement(h.Confine),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: new(true), OpenWorldHint: new(true)},
 	}, h.bash)
 }
@@ -106,7 +106,7 @@ func (h *handlers) bash(ctx context.Context, req *mcp.CallToolRequest, in BashAr
 	}
 	out := &BashResult{}
 	c := session.Command{Script: in.Command, Shell: h.Config.Shell, Fallback: h.Config.Workdir,
-		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted, Budget: h.contentBudget()}
+		Grace: h.Config.KillGrace, Drain: h.Config.OutputDrain, MaxSpillFile: h.Config.MaxSpillFile, MaxSpillTotal: h.Config.MaxSpillTotal, Hint: h.face().omitted, Budget: h.contentBudget(ctx), Lines: h.budget(ctx).Lines}
 	if in.RunInBackground {
 		if in.TTY {
 			return h.startTTY(ctx, sess, c, out)

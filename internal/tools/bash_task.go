@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/clients"
 	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -45,14 +46,22 @@ func WithCallDeadline(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, callDeadlineKey{}, d)
 }
 
-// callDeadline is when the client of the call in ctx gives up on it (0: unknown).
+// callDeadline is when the calling client gives up on a call: --call-deadline, else the
+// hard timer its profile knows (the Agents SDK's, cline's and the Inspector's 60 s), or the
+// deadline of the router the call came through if that is sooner; 0 for none known.
 func (h *handlers) callDeadline(ctx context.Context) time.Duration {
 	d := h.Config.CallDeadline
+	if d == 0 {
+		d = profileDeadline(callerProfile(ctx))
+	}
 	if v, ok := ctx.Value(callDeadlineKey{}).(time.Duration); ok && v > 0 && (d == 0 || v < d) {
 		d = v
 	}
 	return d
 }
+
+// profileDeadline is the deadline a profile knows; tests make it short.
+var profileDeadline = func(p clients.Profile) time.Duration { return p.Deadline }
 
 func deadlineMargin(d time.Duration) time.Duration {
 	return min(max(d/10, minDeadlineMargin), maxDeadlineMargin, d/2)
@@ -79,9 +88,9 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 	if h.offerTask(ctx, t, timeout) {
 		// The client gets the task and, at its end, the whole output: task_output is
 		// left to start from the beginning.
-		stdout, stderr = t.Output(h.contentBudget(), f.omitted)
+		stdout, stderr = t.Output(h.contentBudget(ctx), f.omitted)
 	} else {
-		snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.contentBudget(), f.omitted)
+		snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.contentBudget(ctx), f.omitted)
 		if err != nil {
 			return nil, nil, taskError(err, sess, f)
 		}
@@ -110,7 +119,7 @@ func (h *handlers) detached(ctx context.Context, sess *session.Session, t *tasks
 func (h *handlers) offerTask(ctx context.Context, t *tasks.Task, timeout time.Duration) bool {
 	o := mcptask.OfferFrom(ctx)
 	if o != nil {
-		o.Accept(t.ID, &taskWork{h: h, t: t, timeout: timeout})
+		o.Accept(t.ID, &taskWork{h: h, t: t, timeout: timeout, budget: h.contentBudget(ctx)})
 	}
 	return o != nil
 }
@@ -120,6 +129,7 @@ type taskWork struct {
 	h       *handlers
 	t       *tasks.Task
 	timeout time.Duration // the command's timeout; 0 for one started in the background
+	budget  int           // the content budget of the client that made the call
 }
 
 func (w *taskWork) Done() <-chan struct{} { return w.t.Done() }
@@ -131,7 +141,7 @@ func (w *taskWork) Cancel()               { w.t.Stop(tasks.ErrCancelled) }
 func (w *taskWork) Result() *mcp.CallToolResult {
 	res, _ := w.t.Result()
 	f := w.h.face()
-	stdout, stderr := w.t.Output(w.h.contentBudget(), f.omitted)
+	stdout, stderr := w.t.Output(w.budget, f.omitted)
 	out := &BashResult{TaskID: w.t.ID}
 	ctx := context.Background()
 	w.h.bashResult(ctx, &session.Ran{Result: res, Stdout: stdout, Stderr: stderr}, w.timeout, out)

@@ -1,31 +1,64 @@
 package tools
 
 import (
-	"cmp"
+	"context"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mjkoo/boris/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/clients"
 )
 
-// budget is how many characters one result may hold (--output-budget). The default keeps
-// every result within what the known clients pass to the model whole: Claude Code refuses
-// a tool result over 25,000 tokens (about 100,000 characters) and saves it on the client's
-// machine instead, where a remote Boris cannot help; Codex keeps about 48,000 characters
-// for its current models and cuts the middle out of anything longer (about 12,000 for a
-// model it does not know). Past a client's limit, what a model needs to go on (what was
-// left out, where the full text is, how to read it) stands at the start of the result and
-// again at its end ([bothEnds]), where a cut from the middle cannot reach.
-func (h *handlers) budget() int {
-	return cmp.Or(h.Config.OutputBudget, config.DefaultOutputBudget)
+// clientKey is the context key of the calling client's profile.
+type clientKey struct{}
+
+// withClient returns ctx carrying the profile of the client that sent req: the name it
+// gave in initialize, or in the request's _meta on protocol 2026-07-28.
+func withClient(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	p := clients.Unknown
+	if req != nil {
+		if c := req.ClientInfo(); c != nil {
+			p = clients.Lookup(c.Name)
+		}
+	}
+	return context.WithValue(ctx, clientKey{}, p)
 }
 
-// contentBudget is how much of the budget goes to a command's output (both streams
-// together), a file's lines or a search's entries; the rest is room for the labels and
-// notes around them.
-func (h *handlers) contentBudget() int {
-	b := h.budget()
-	return b - b/10
+// callerProfile returns the profile of the client a call came from.
+func callerProfile(ctx context.Context) clients.Profile {
+	if p, ok := ctx.Value(clientKey{}).(clients.Profile); ok {
+		return p
+	}
+	return clients.Unknown
+}
+
+// budget is how much content one result shows to the client the call came from
+// (--output-budget, else what its profile allows): a command's output (both streams
+// together), a file's lines or a search's entries. Labels and notes come on top; the
+// budget leaves them room within the client's limits. Past a client's limit, what a model
+// needs to go on (what was left out, where the full text is, how to read it) stands at
+// the start of the result and again at its end ([bothEnds]), where neither a cut from the
+// middle (Codex) nor one that keeps the head (opencode) can reach both.
+func (h *handlers) budget(ctx context.Context) clients.Budget {
+	return callerProfile(ctx).Budget(h.Config.OutputBudget)
+}
+
+// contentBudget is the character budget of [handlers.budget].
+func (h *handlers) contentBudget(ctx context.Context) int {
+	return h.budget(ctx).Chars
+}
+
+// describedBudget is the character budget tool descriptions state: a client Boris does
+// not know gets it, and so does every client whose limits allow it.
+func (h *handlers) describedBudget() int {
+	return clients.Unknown.Budget(h.Config.OutputBudget).Chars
+}
+
+// describedFileBudget is the character budget of a view that tool descriptions state, as
+// [handlers.describedBudget] is for output.
+func (h *handlers) describedFileBudget() int {
+	return clients.Unknown.Budget(h.Config.OutputBudget).File
 }
 
 // bothEnds writes body between two copies of the notes that say what it leaves out, so
@@ -42,10 +75,11 @@ func bothEnds(b *strings.Builder, notes []string, body func(*strings.Builder)) {
 }
 
 // cutToBudget keeps the whole lines of text (each ending in a newline) that fit in budget
-// characters, at least one. It returns them, how many lines they are, and whether any
-// were left out.
-func cutToBudget(text string, budget int) (kept string, lines int, cut bool) {
-	if len(text) <= budget || utf8.RuneCountInString(text) <= budget {
+// characters and, when maxLines is positive, maxLines lines; at least one. It returns
+// them, how many lines they are, and whether any were left out.
+func cutToBudget(text string, budget, maxLines int) (kept string, lines int, cut bool) {
+	fits := len(text) <= budget || utf8.RuneCountInString(text) <= budget
+	if fits && (maxLines <= 0 || strings.Count(text, "\n") <= maxLines) {
 		return text, strings.Count(text, "\n"), false
 	}
 	chars, end := 0, 0
@@ -55,7 +89,7 @@ func cutToBudget(text string, budget int) (kept string, lines int, cut bool) {
 			break
 		}
 		n := utf8.RuneCountInString(text[end : end+i+1])
-		if lines > 0 && chars+n > budget {
+		if lines > 0 && (chars+n > budget || maxLines > 0 && lines >= maxLines) {
 			break
 		}
 		chars += n

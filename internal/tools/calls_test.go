@@ -402,8 +402,12 @@ func resultSections(t *testing.T, n int, res *mcp.CallToolResult, err error, p *
 	name := fmt.Sprintf("result %d", n)
 	if res.IsError {
 		name = fmt.Sprintf("error %d", n)
-		if code, ok := res.Meta["code"].(string); ok {
+		// The code starts the text; the result carries no _meta.
+		if code, _, ok := strings.Cut(strings.Join(parts, ""), ": "); ok && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
 			name += ": " + code
+		}
+		if _, ok := res.Meta["code"]; ok {
+			t.Errorf("call %d: error result with _meta %v: want no code in it", n, res.Meta)
 		}
 	}
 	out := []txtar.File{section(name, clean(strings.Join(parts, "\n")))}

@@ -123,7 +123,7 @@ func addCCBash(s *mcp.Server, h *handlers) {
 
 Each call is a fresh shell with no terminal and stdin at EOF; the working directory and exported variables persist from call to call (a cd or export holds for the next call). timeout is in milliseconds (default %d, at most 600000); on timeout the command's process group is stopped and the output so far is returned. Output keeps %d characters, stdout and stderr together: longer output shows its head and tail, and a line at the start and at the end names the file holding all of it.
 
-With run_in_background the command keeps running and the call returns its id at once: read new output with BashOutput, stop it with KillShell.`, h.Config.Timeout.Milliseconds(), h.budget()),
+With run_in_background the command keeps running and the call returns its id at once: read new output with BashOutput, stop it with KillShell.`, h.Config.Timeout.Milliseconds(), h.describedBudget()),
 		Annotations: &mcp.ToolAnnotations{Title: "Bash", DestructiveHint: new(true), OpenWorldHint: new(true)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CCBashArgs) (*mcp.CallToolResult, *BashResult, error) {
 		return h.bash(ctx, req, BashArgs{Command: in.Command, Timeout: in.Timeout, RunInBackground: in.RunInBackground, Description: in.Description})
@@ -133,7 +133,7 @@ With run_in_background the command keeps running and the call returns its id at 
 func addRead(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name: "Read",
-		Description: fmt.Sprintf(`Read a file. Text comes back as numbered lines, cat -n style: the line number, a tab, then the line (the numbers are not part of the file). Without offset and limit it shows the first 2000 lines, and at most %d characters: a note at the end says which offset and limit continue. Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP files come back as images. A directory is listed two levels deep.%s`, h.contentBudget(),
+		Description: fmt.Sprintf(`Read a file. Text comes back as numbered lines, cat -n style: the line number, a tab, then the line (the numbers are not part of the file). Without offset and limit it shows the first 2000 lines, and at most %d characters: a note at the end says which offset and limit continue. Lines over 2000 characters are cut. PNG, JPEG, GIF and WebP files come back as images. A directory is listed two levels deep.%s`, h.describedFileBudget(),
 			ifViewRule(h, " Read a file before changing it with Edit, MultiEdit or Write.", "")),
 		InputSchema: schemaOf[ReadArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "Read", ReadOnlyHint: true, OpenWorldHint: new(false)},

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,13 +34,13 @@ type ExecCommandArgs struct {
 	Cmd                string             `json:"cmd"`
 	Justification      string             `json:"justification,omitempty"`
 	Login              bool               `json:"login,omitempty"`
-	MaxOutputTokens    int                `json:"max_output_tokens,omitempty"`
+	MaxOutputTokens    float64            `json:"max_output_tokens,omitempty"`
 	PrefixRule         []string           `json:"prefix_rule,omitempty"`
 	SandboxPermissions sandboxPermissions `json:"sandbox_permissions,omitempty"`
 	Shell              string             `json:"shell,omitempty"`
 	TTY                bool               `json:"tty,omitempty"`
 	Workdir            string             `json:"workdir,omitempty"`
-	YieldTimeMS        int                `json:"yield_time_ms,omitempty"`
+	YieldTimeMS        float64            `json:"yield_time_ms,omitempty"`
 }
 
 // sandboxPermissions is exec_command's sandbox_permissions. Boris has no approvals: it
@@ -48,12 +49,13 @@ type sandboxPermissions string
 
 var sandboxValues = []any{"use_default", "require_escalated"}
 
-// WriteStdinArgs are write_stdin's parameters.
+// WriteStdinArgs are write_stdin's parameters. Codex declares its numbers as "number",
+// and so do these: a fraction of a millisecond or a token is rounded.
 type WriteStdinArgs struct {
-	Chars           string `json:"chars,omitempty"`
-	MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
-	SessionID       int    `json:"session_id"`
-	YieldTimeMS     int    `json:"yield_time_ms,omitempty"`
+	Chars           string  `json:"chars,omitempty"`
+	MaxOutputTokens float64 `json:"max_output_tokens,omitempty"`
+	SessionID       float64 `json:"session_id"`
+	YieldTimeMS     float64 `json:"yield_time_ms,omitempty"`
 }
 
 // ExecResult is the structured form of exec_command's and write_stdin's result.
@@ -200,7 +202,7 @@ func (h *handlers) execCommand(ctx context.Context, req *mcp.CallToolRequest, in
 	yield := clampMS(in.YieldTimeMS, execYieldDefault, execYieldMin, execYieldMax)
 	if in.TTY {
 		// A terminal's command comes back as soon as it waits for input, goes quiet or ends.
-		x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: yield}, h.execBudget(in.MaxOutputTokens), h.face().omitted)
+		x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: yield}, h.execBudget(ctx, in.MaxOutputTokens), h.face().omitted)
 		if err != nil {
 			return nil, nil, taskError(err, sess, h.face())
 		}
@@ -237,11 +239,12 @@ func execDir(sess *session.Session, workdir string) (string, error) {
 }
 
 // clampMS is ms within [lo, hi], or def when ms is not given.
-func clampMS(ms, def, lo, hi int) time.Duration {
-	if ms <= 0 {
-		ms = def
+func clampMS(ms float64, def, lo, hi int) time.Duration {
+	n := def
+	if ms > 0 {
+		n = int(min(math.Round(ms), float64(hi)))
 	}
-	return time.Duration(min(max(ms, lo), hi)) * time.Millisecond
+	return time.Duration(min(max(n, lo), hi)) * time.Millisecond
 }
 
 // settle waits until task t ends, wait passes or ctx ends, and reports whether t ended.
@@ -262,8 +265,11 @@ func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	id := "task-" + strconv.Itoa(in.SessionID)
-	t, err := h.execSession(sess, id, in.SessionID)
+	if in.SessionID != math.Trunc(in.SessionID) || math.Abs(in.SessionID) > 1<<31 {
+		return nil, nil, errorf(CodeInvalidArgument, "session_id %v is not a session ID: give the whole number exec_command returned", in.SessionID)
+	}
+	id := "task-" + strconv.Itoa(int(in.SessionID))
+	t, err := h.execSession(sess, id, int(in.SessionID))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -290,7 +296,7 @@ func (h *handlers) writeStdin(ctx context.Context, req *mcp.CallToolRequest, in 
 // and returns once the program waits for input again, goes quiet or ends, or yield_time_ms
 // passes.
 func (h *handlers) writeTTY(ctx context.Context, sess *session.Session, t *tasks.Task, in WriteStdinArgs, start time.Time) (*mcp.CallToolResult, *ExecResult, error) {
-	budget, hint := h.execBudget(in.MaxOutputTokens), h.face().omitted
+	budget, hint := h.execBudget(ctx, in.MaxOutputTokens), h.face().omitted
 	var x tasks.Exchange
 	var err error
 	if in.Chars == "" {
@@ -329,8 +335,8 @@ func (h *handlers) execSession(sess *session.Session, id string, n int) (*tasks.
 // execResult is exec_command's and write_stdin's result, as Codex words it: the wall
 // time, the exit code or the session ID of a process still running, and the output not
 // read before, within max_output_tokens (as tokens of about 4 characters).
-func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens int, notes []string) (*mcp.CallToolResult, *ExecResult, error) {
-	snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.execBudget(maxTokens), h.face().omitted)
+func (h *handlers) execResult(ctx context.Context, sess *session.Session, t *tasks.Task, start time.Time, maxTokens float64, notes []string) (*mcp.CallToolResult, *ExecResult, error) {
+	snap, err := sess.Tasks.Output(ctx, t.ID, 0, h.execBudget(ctx, maxTokens), h.face().omitted)
 	if err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
@@ -364,11 +370,12 @@ func execSnapshot(t *tasks.Task, start time.Time, snap tasks.Snapshot, notes []s
 // execBudget is how many characters of output an exec result shows: max_output_tokens
 // (as tokens of about 4 characters; Codex's default 10,000), within the server's budget
 // for one result, which is sized for what the clients keep whole.
-func (h *handlers) execBudget(maxTokens int) int {
-	if maxTokens <= 0 {
-		maxTokens = outputTokens
+func (h *handlers) execBudget(ctx context.Context, maxTokens float64) int {
+	tokens := outputTokens
+	if maxTokens > 0 {
+		tokens = int(min(math.Round(maxTokens), 1<<40))
 	}
-	return min(max(maxTokens*charsPerToken, minExecOutput), h.contentBudget())
+	return min(max(tokens*charsPerToken, minExecOutput), h.contentBudget(ctx))
 }
 
 // formatExec words an exec result as Codex does.

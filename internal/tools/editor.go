@@ -44,7 +44,7 @@ func addEditor(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "str_replace_editor",
 		Title:       "View, create and edit files",
-		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), h.contentBudget()),
+		Description: fmt.Sprintf(editorDescription, ifViewRule(h, "View a file (or create it) in this session before str_replace or insert. ", ""), h.describedFileBudget()),
 		InputSchema: optionalSchemaOf[EditorArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View, create and edit files", DestructiveHint: new(true), OpenWorldHint: new(false)},
 	}, h.editor)

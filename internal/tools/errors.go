@@ -16,7 +16,7 @@ import (
 )
 
 // Code is a stable short name for a kind of tool failure, for programs that branch on it.
-// It starts the error text and is repeated in the result's _meta as "code".
+// It starts the error text (and is the structured error's code with --structured-output).
 type Code string
 
 // Error codes. Keep them stable: clients match on them.
@@ -152,7 +152,8 @@ func upwardError(pattern string) error {
 	return errorf(CodeInvalidArgument, "pattern %q goes through '..', but patterns only match below the search path: set path to the directory to search instead (for example path \"..\" with pattern \"**/*.go\")", pattern)
 }
 
-// errorResult is the isError result for err: "CODE: message", with the code in _meta.
+// errorResult is the isError result for err: "CODE: message". The code is also in _meta,
+// for the audit log and the live view; the server sends the result without it.
 func errorResult(err error) *mcp.CallToolResult {
 	code := codeOf(err)
 	return &mcp.CallToolResult{

@@ -1,5 +1,11 @@
 package tools
 
+import (
+	"time"
+
+	"github.com/mjkoo/boris/internal/clients"
+)
+
 // ClaudeTwins names, for each of Claude Code's tools, the Boris tool it shares its
 // implementation with (docs/tools.md shows both faces in one table).
 var ClaudeTwins = map[string]string{
@@ -15,3 +21,16 @@ var CodexTwins = map[string]string{
 
 // CodexVersion is the Codex CLI release whose tool definitions the codex face matches.
 const CodexVersion = codexVersion
+
+// ShortenProfileDeadlines makes every profile's deadline that is not 0 last d instead,
+// until the test ends.
+func ShortenProfileDeadlines(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := profileDeadline
+	profileDeadline = func(p clients.Profile) time.Duration {
+		if p.Deadline == 0 {
+			return 0
+		}
+		return d
+	}
+	t.Cleanup(func() { profileDeadline = old })
+}

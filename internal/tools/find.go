@@ -67,7 +67,8 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 	if err != nil {
 		return nil, nil, err
 	}
-	p := newPager(in.HeadLimit, in.Offset, h.contentBudget())
+	p := newPager(in.HeadLimit, in.Offset, h.contentBudget(ctx))
+	p.maxLines = h.budget(ctx).Lines
 	res, err := search.Find(ctx, scopeOf(sess), root, search.FindOptions{
 		Filter:  h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, nil, ""),
 		Pattern: pattern,

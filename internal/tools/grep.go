@@ -81,7 +81,8 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	}
 	around := max(in.Around, in.Context)
 	before, after := max(in.Before, around), max(in.After, around)
-	p := newPager(in.HeadLimit, in.Offset, h.contentBudget())
+	p := newPager(in.HeadLimit, in.Offset, h.contentBudget(ctx))
+	p.maxLines = h.budget(ctx).Lines
 	res, err := search.Grep(ctx, scopeOf(sess), root, search.GrepOptions{
 		Filter:     h.filter(sess.Cwd(), in.Hidden, in.NoIgnore, strings.Fields(in.Glob), in.Type),
 		Pattern:    in.Pattern,

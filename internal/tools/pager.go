@@ -10,6 +10,8 @@ import (
 type pager struct {
 	limit, offset int
 	budget        int // the most characters of entries a page shows
+	maxLines      int // the most lines of entries a page shows (0: any number)
+	lines         int // lines of entries shown
 	seen          int // entries offered, including those skipped by offset
 	shown         int
 	chars         int
@@ -39,12 +41,13 @@ func (p *pager) add(b *strings.Builder, s string) bool {
 		return true
 	}
 	n := utf8.RuneCountInString(s)
-	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && p.chars+n > p.budget {
+	if p.limit > 0 && p.shown >= p.limit || p.shown > 0 && (p.chars+n > p.budget || p.maxLines > 0 && p.lines+strings.Count(s, "\n") > p.maxLines) {
 		p.more = true
 		return false
 	}
 	b.WriteString(s)
 	p.chars += n
+	p.lines += strings.Count(s, "\n")
 	p.shown++
 	return true
 }

@@ -62,11 +62,12 @@ func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHa
 	}
 	s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		quick, input := checks()
+		ctx = withClient(ctx, req)
 		var res *mcp.CallToolResult
 		var out Out
 		in, err := decodeArgs[In](req.Params.Arguments, quick, input)
 		if err != nil {
-			err = errorf(CodeInvalidArgument, "%v; check the argument names and types in the %s tool's input schema", err, t.Name)
+			err = errorf(CodeInvalidArgument, "%v; check the parameter names and types in the %s tool's input schema", err, t.Name)
 		} else {
 			res, out, err = h(ctx, req, in)
 		}
@@ -123,20 +124,22 @@ func withErrorFields(s *jsonschema.Schema) *jsonschema.Schema {
 	return s
 }
 
-// decodeArgs validates the arguments against the input schema, then decodes them.
-// Arguments that pass the quick check are decoded at once; the others are validated
-// in full, which also words the error.
+// decodeArgs validates the arguments against the input schema, then decodes them. A
+// null stands for a parameter not given ([withoutNulls]). Arguments that pass the quick
+// check are decoded at once; the others are validated in full, and a refusal names the
+// parameter and what it must be ([argsError]).
 func decodeArgs[In any](args json.RawMessage, quick quickCheck, schema *jsonschema.Resolved) (In, error) {
 	var in In
+	args = withoutNulls(args)
 	if !quick.passes(args) {
 		m := map[string]any{}
 		if len(args) > 0 {
 			if err := json.Unmarshal(args, &m); err != nil {
-				return in, fmt.Errorf("validating \"arguments\": arguments must be a JSON object: %v", err)
+				return in, fmt.Errorf("the arguments must be a JSON object of parameters: %v", err)
 			}
 		}
 		if err := schema.Validate(m); err != nil {
-			return in, fmt.Errorf("validating \"arguments\": %v", err)
+			return in, argsError(schema.Schema(), m, err)
 		}
 	}
 	if len(args) > 0 {

@@ -71,7 +71,7 @@ func addTaskOutput(s *mcp.Server, h *handlers) {
 		Name: "task_output",
 		Description: fmt.Sprintf(`Read a background task's status (running, exited N, or killed) and the output it wrote since the previous task_output call for that task, so polling never repeats output.
 
-Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop; set until to a regular expression to wait for a line that matches it (such as until 'Listening on|error' after starting a server), which is shown first. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.budget()),
+Set wait_ms to block until new output arrives or the task ends, instead of polling in a tight loop; set until to a regular expression to wait for a line that matches it (such as until 'Listening on|error' after starting a server), which is shown first. The new output has a budget of %d characters, stdout and stderr together; past it the head and tail are shown with a marker naming the file that holds the full output, and a "cut:" line at the start and at the end of the result says the same. Finished tasks are kept for a while after they end, then forgotten.`, h.describedBudget()),
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background task's output", ReadOnlyHint: true},
 	}, h.taskOutput)
 }
@@ -108,7 +108,7 @@ func (h *handlers) taskOutput(ctx context.Context, req *mcp.CallToolRequest, in 
 	if in.Until != "" {
 		return h.readUntil(ctx, sess, in.TaskID, in.Until, wait)
 	}
-	return h.readTask(ctx, sess, in.TaskID, wait, in.Screen, h.contentBudget())
+	return h.readTask(ctx, sess, in.TaskID, wait, in.Screen, h.contentBudget(ctx))
 }
 
 func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, *TaskResult, error) {
@@ -120,7 +120,7 @@ func (h *handlers) taskKill(ctx context.Context, req *mcp.CallToolRequest, in Ta
 	if _, err := sess.Tasks.Kill(in.TaskID); err != nil {
 		return nil, nil, taskError(err, sess, h.face())
 	}
-	return h.readTask(ctx, sess, in.TaskID, 0, false, h.contentBudget())
+	return h.readTask(ctx, sess, in.TaskID, 0, false, h.contentBudget(ctx))
 }
 
 // readTask is the result of reading task id's new output, waiting up to wait for some,

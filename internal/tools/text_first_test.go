@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mjkoo/boris/internal/clients"
 )
 
 // TestResultsAreTextByDefault: without --structured-output no tool offers an output
@@ -105,8 +107,9 @@ func TestViewBudget(t *testing.T) {
 	}
 	cs, _ := connect(t, cfg, nil)
 	got := textOf(call(t, cs, "view", map[string]any{"path": "big.txt"}))
-	if len(got) > cfg.OutputBudget {
-		t.Fatalf("default view returned %d characters, over the %d budget", len(got), cfg.OutputBudget)
+	limit := clients.DefaultFileChars + clients.NotesChars // a view's budget and its notes
+	if len(got) > limit {
+		t.Fatalf("default view returned %d characters, over the %d budget", len(got), limit)
 	}
 	first, _, _ := strings.Cut(got, "\n")
 	if !strings.HasPrefix(first, "[Showing lines 1-") || !strings.HasSuffix(got, first+"\n") {
@@ -123,7 +126,7 @@ func TestViewBudget(t *testing.T) {
 	}
 	more := textOf(call(t, cs, "view", map[string]any{"path": "big.txt", "view_range": []int{next, -1}}))
 	_, rest, _ := strings.Cut(more, "\n")
-	if !strings.HasPrefix(rest, fmt.Sprintf("%6d\tline %d ", next, next)) || len(more) > cfg.OutputBudget {
+	if !strings.HasPrefix(rest, fmt.Sprintf("%6d\tline %d ", next, next)) || len(more) > limit {
 		t.Errorf("the continuation starts %q (%d characters)", more[:40], len(more))
 	}
 }

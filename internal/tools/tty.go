@@ -64,7 +64,7 @@ func (h *handlers) taskInput(ctx context.Context, req *mcp.CallToolRequest, in T
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		defer h.stillWaiting(ctx, req, tok)()
 	}
-	x, err := sess.Tasks.Send(ctx, in.TaskID, []byte(in.Input), keys, tasks.Until{Wait: wait}, h.contentBudget(), h.face().omitted)
+	x, err := sess.Tasks.Send(ctx, in.TaskID, []byte(in.Input), keys, tasks.Until{Wait: wait}, h.contentBudget(ctx), h.face().omitted)
 	if err != nil {
 		return nil, nil, h.ttyError(err, sess)
 	}
@@ -178,7 +178,7 @@ func (h *handlers) bashTTY(ctx context.Context, sess *session.Session, c session
 	started := func(t *tasks.Task) {
 		tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
 	}
-	ran, err := sess.RunTTY(ctx, c, h.contentBudget(), started)
+	ran, err := sess.RunTTY(ctx, c, h.contentBudget(ctx), started)
 	if err != nil {
 		return nil, nil, h.ttyError(err, sess)
 	}
@@ -208,7 +208,7 @@ func (h *handlers) startTTY(ctx context.Context, sess *session.Session, c sessio
 		return nil, nil, h.ttyError(err, sess)
 	}
 	tw.Started(t.ID, c.Script, func() { _, _ = sess.Tasks.KillCause(t.ID, tasks.ErrStoppedByUser) }, t.Done(), t.Status)
-	x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: readyWait}, h.contentBudget(), h.face().omitted)
+	x, err := sess.Tasks.Settle(ctx, t.ID, tasks.Until{Wait: readyWait}, h.contentBudget(ctx), h.face().omitted)
 	if err != nil {
 		return nil, nil, h.ttyError(err, sess)
 	}

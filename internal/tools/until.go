@@ -19,7 +19,7 @@ import (
 
 // boundWait is how long task_output waits: as asked, at most maxWait, by default the
 // bash timeout when it waits for a pattern, and ending before the client's deadline
-// (--call-deadline) when there is one.
+// (--call-deadline, or the client's profile) when there is one.
 func (h *handlers) boundWait(ctx context.Context, asked time.Duration, until bool) time.Duration {
 	wait := min(asked, maxWait)
 	if wait <= 0 && until {
@@ -65,7 +65,7 @@ func (h *handlers) readUntil(ctx context.Context, sess *session.Session, id, pat
 		fmt.Fprintf(&b, "> %s\n", match.Text)
 	}
 	// The line that says there was no match is not written yet: it depends on the read.
-	budget := h.contentBudget() - max(utf8.RuneCountInString(b.String()), len(quoted)+untilNoMatchLen)
+	budget := h.contentBudget(ctx) - max(utf8.RuneCountInString(b.String()), len(quoted)+untilNoMatchLen)
 	res, out, err := h.readTask(ctx, sess, id, 0, false, max(budget, 1))
 	if err != nil {
 		return res, out, err

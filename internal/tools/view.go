@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/clients"
 	"github.com/mjkoo/boris/internal/files"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
@@ -33,7 +34,7 @@ func addView(s *mcp.Server, h *handlers) {
 	addTool(s, h, &mcp.Tool{
 		Name:        "view",
 		Title:       "View a file or directory",
-		Description: fmt.Sprintf(viewDescription, h.contentBudget()) + ifViewRule(h, viewRuleNote, ""),
+		Description: fmt.Sprintf(viewDescription, h.describedFileBudget()) + ifViewRule(h, viewRuleNote, ""),
 		InputSchema: schemaOf[ViewArgs](),
 		Annotations: &mcp.ToolAnnotations{Title: "View a file or directory", ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.view)
@@ -68,7 +69,7 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 		if err != nil {
 			return nil, h.fileError(err, path, sess)
 		}
-		return text(formatListing(abs, l, h.contentBudget(), h.face())), nil
+		return text(formatListing(abs, l, h.contentBudget(ctx), h.face())), nil
 	}
 	opts := files.ViewOptions{MaxFileSize: h.Config.MaxFileSize, Open: sess.OpenRead}
 	if rng != nil {
@@ -92,12 +93,15 @@ func (h *handlers) viewPath(ctx context.Context, sess *session.Session, path str
 	if openEnd {
 		v.AskedEnd = 0
 	}
-	return text(formatView(abs, v, h.Config.MaxFileSize, h.contentBudget(), h.face())), nil
+	b := h.budget(ctx)
+	return text(formatView(abs, v, h.Config.MaxFileSize, b.File, b.Lines, h.face())), nil
 }
 
-func formatView(abs string, v *files.FileView, limit int64, budget int, f *face) string {
+// formatView words a file's lines: at most budget characters and maxLines lines of them
+// (0: any number), with notes on what was left out.
+func formatView(abs string, v *files.FileView, limit int64, budget, maxLines int, f *face) string {
 	var b strings.Builder
-	kept, shown, cut := cutToBudget(v.Text, budget)
+	kept, shown, cut := cutToBudget(v.Text, budget, maxLines)
 	var first string // the note on what was left out, also written before the lines
 	note := func(format string, args ...any) {
 		b.WriteString("[")
@@ -117,7 +121,11 @@ func formatView(abs string, v *files.FileView, limit int64, budget int, f *face)
 		if v.Lines > 0 {
 			of = " of " + count(int64(v.Lines))
 		}
-		more("Showing lines %d-%d%s (output budget %d characters); continue with %s", v.First, last, of, budget, f.more(last+1, shown))
+		why := fmt.Sprintf("output budget %d characters", budget)
+		if maxLines > 0 && shown >= maxLines {
+			why = fmt.Sprintf("the client passes at most %d lines", maxLines+clients.NotesLines)
+		}
+		more("Showing lines %d-%d%s (%s); continue with %s", v.First, last, of, why, f.more(last+1, shown))
 	case v.Capped:
 		more("Stopped after line %d: the range holds more than %s bytes of text (--max-file-size). Ask for a smaller range, starting at line %d", v.Last, count(limit), v.Last+1)
 	case v.AskedEnd != 0:
