@@ -46,8 +46,8 @@ var table = []entry{
 	{"view_image", cxFiles, addViewImage, report{shows: "path", quiet: quiet, logged: []string{"path"}}},
 
 	// Checkpoints and rewind, under the same names in every face (checkpoint.go).
-	{"checkpoint_list", checkpoints, addCheckpointList, report{quiet: quiet, logged: []string{"limit"}}},
-	{"checkpoint_diff", checkpoints, addCheckpointDiff, report{summary: checkpointDiffLine, quiet: quiet, logged: []string{"id", "to"}}},
-	{"rewind", checkpoints, addRewind, report{summary: rewindLine, logged: []string{"to", "paths", "dry_run", "force"}}},
-	{"checkpoint", checkpoints, addCheckpoint, report{shows: "label", logged: []string{"label"}}},
+	{"checkpoint_list", undo, addCheckpointList, report{quiet: quiet, logged: []string{"limit"}}},
+	{"checkpoint_diff", undo, addCheckpointDiff, report{summary: checkpointDiffLine, quiet: quiet, logged: []string{"id", "to"}}},
+	{"rewind", undo, addRewind, report{summary: rewindLine, logged: []string{"to", "paths", "dry_run", "force"}}},
+	{"checkpoint", undo, addCheckpoint, report{shows: "label", logged: []string{"label"}}},
 }

@@ -53,7 +53,7 @@ const (
 	ccFiles                 // Claude Code's file and search tools; with --tools claude-code
 	cxShell                 // Codex's exec_command and write_stdin; with --tools codex, off with --no-bash
 	cxFiles                 // Codex's apply_patch and view_image; with --tools codex
-	checkpoints             // checkpoint_list, checkpoint_diff, rewind, checkpoint: every face, unless checkpoints are off
+	undo                    // checkpoint_list, checkpoint_diff, rewind, checkpoint: every face, unless checkpoints are off
 )
 
 // toolSet is the --tools value that offers the group's tools.
@@ -90,7 +90,7 @@ func (e entry) enabled(cfg *config.Config) bool {
 	if slices.Contains(cfg.DisableTools, e.name) {
 		return false
 	}
-	if e.group == checkpoints {
+	if e.group == undo {
 		return cfg.Checkpoints && cfg.StateDir != ""
 	}
 	if set := cmp.Or(cfg.Tools, toolsBoris); e.group.toolSet() != set {
