@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -228,12 +229,19 @@ func syncDir(dir string) error {
 // every file and the store whole. It does nothing unless a test set crashAt.
 func crashPoint(name string) error {
 	if crashAt != "" && crashAt == name {
-		p, _ := os.FindProcess(os.Getpid())
-		p.Kill()
-		select {}
+		if crashHits.Add(1) == crashAfter {
+			p, _ := os.FindProcess(os.Getpid())
+			p.Kill()
+			select {}
+		}
 	}
 	return nil
 }
 
-// crashAt names the crash point a test stops at (export_test.go).
-var crashAt string
+// crashAt names the crash point a test stops at, the crashAfter-th time it is reached
+// (export_test.go).
+var (
+	crashAt    string
+	crashAfter int64
+	crashHits  atomic.Int64
+)

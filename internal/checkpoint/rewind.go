@@ -100,7 +100,7 @@ func (t *Tracker) Rewind(ctx context.Context, to string, paths []string, dryRun,
 	if err != nil {
 		return plan, err
 	}
-	crashPoint("rewind-recorded")
+	_ = crashPoint("rewind-recorded")
 	plan.Failed = t.apply(acts)
 	for _, a := range acts {
 		info, err := os.Lstat(t.abs(a.Path))
@@ -241,7 +241,7 @@ func (t *Tracker) apply(acts []Action) []string {
 	}
 	for i, a := range acts {
 		if i == len(acts)/2 {
-			crashPoint("rewind-half-applied")
+			_ = crashPoint("rewind-half-applied")
 		}
 		abs := t.abs(a.Path)
 		var err error
@@ -290,6 +290,9 @@ func replaceFile(path string, data []byte, mode fs.FileMode) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = crashPoint("rewind-file-written")
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), path)

@@ -112,6 +112,9 @@ func (s *Store) write(d string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
+		err = crashPoint("store-before-rename")
+	}
+	if err == nil {
 		err = os.Rename(f.Name(), s.path(d))
 		if errors.Is(err, fs.ErrNotExist) {
 			if err = os.MkdirAll(filepath.Dir(s.path(d)), 0o700); err == nil {
