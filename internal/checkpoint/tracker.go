@@ -323,16 +323,27 @@ func (t *Tracker) keep(rel string, size int64) (digest, lost string) {
 		return "", "unreadable: " + reason(err)
 	}
 	defer f.Close()
-	limit := t.opts.MaxFileSize
-	if limit <= 0 {
-		limit = 1 << 40
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Read in one buffer of the size stat gave, and one byte more to see it did not grow.
+	data := make([]byte, size+1)
+	n, err := io.ReadFull(f, data)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		data = data[:n]
+	case err != nil:
 		return "", "unreadable: " + reason(err)
-	}
-	if int64(len(data)) > limit {
-		return "", fmt.Sprintf("larger than %d bytes", t.opts.MaxFileSize)
+	default: // it grew since stat
+		limit := t.opts.MaxFileSize
+		if limit <= 0 {
+			limit = 1 << 40
+		}
+		rest, err := io.ReadAll(io.LimitReader(f, limit))
+		if err != nil {
+			return "", "unreadable: " + reason(err)
+		}
+		data = append(data, rest...)
+		if t.opts.MaxFileSize > 0 && int64(len(data)) > t.opts.MaxFileSize {
+			return "", fmt.Sprintf("larger than %d bytes", t.opts.MaxFileSize)
+		}
 	}
 	d, err := t.store.Put(data)
 	if errors.Is(err, ErrStoreFull) {
