@@ -170,7 +170,7 @@ func checkStore(t *testing.T, dir string) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if strings.HasPrefix(rel, "tmp/") {
+		if strings.Contains(rel, tempMark) {
 			t.Errorf("store: %s left", rel)
 			return nil
 		}

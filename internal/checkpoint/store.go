@@ -8,7 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 )
 
 // ErrStoreFull is returned by [Store.Put] when keeping a content would take the store
@@ -25,26 +29,26 @@ type Store struct {
 	dir string
 	max int64 // bytes; 0: no limit
 
-	mu   sync.Mutex
-	size int64 // bytes of the contents kept
+	mu     sync.Mutex
+	size   int64           // bytes of the contents kept
+	shards map[string]bool // the subdirectories known to exist
+
+	temps atomic.Int64 // numbers temporary files: one process writes a store at a time
 }
 
 // OpenStore opens (making it, mode 0700) the store in dir, removes what a killed writer
 // left, and counts its size. max bounds the bytes it keeps (0: no limit).
 func OpenStore(dir string, max int64) (*Store, error) {
-	s := &Store{dir: dir, max: max}
-	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
-		return nil, err
-	}
-	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
+	s := &Store{dir: dir, max: max, shards: map[string]bool{}}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if strings.Contains(d.Name(), tempMark) {
+			return os.Remove(p) // a content a killed writer did not finish
 		}
 		if info, err := d.Info(); err == nil {
 			s.size += info.Size()
@@ -102,10 +106,27 @@ func (s *Store) Put(data []byte) (string, error) {
 	return d, nil
 }
 
+// tempMark is in the name of a content being written, beside where it will be: spread
+// over the subdirectories, writers do not all wait on the lock of one directory.
+const tempMark = ".tmp"
+
 func (s *Store) write(d string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), d[:8]+"-*")
+	shard := filepath.Join(s.dir, d[:2])
+	s.mu.Lock()
+	known := s.shards[d[:2]]
+	s.mu.Unlock()
+	if !known {
+		if err := os.MkdirAll(shard, 0o700); err != nil {
+			return fmt.Errorf("keeping a content: %w", err)
+		}
+		s.mu.Lock()
+		s.shards[d[:2]] = true
+		s.mu.Unlock()
+	}
+	name := filepath.Join(shard, d[2:]+tempMark+strconv.FormatInt(s.temps.Add(1), 10))
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("keeping a content: %w", err)
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
@@ -116,11 +137,6 @@ func (s *Store) write(d string, data []byte) error {
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), s.path(d))
-		if errors.Is(err, fs.ErrNotExist) {
-			if err = os.MkdirAll(filepath.Dir(s.path(d)), 0o700); err == nil {
-				err = os.Rename(f.Name(), s.path(d))
-			}
-		}
 	}
 	if err != nil {
 		os.Remove(f.Name())

@@ -37,7 +37,7 @@ func TestStorePutGet(t *testing.T) {
 		t.Error("Get of a damaged content succeeded")
 	}
 	// Reopened, the store counts what it holds and drops what a killed writer left.
-	if err := os.WriteFile(filepath.Join(dir, "tmp", "left"), []byte("xx"), 0o600); err != nil {
+	if err := os.WriteFile(s.path(d1)+tempMark+"9", []byte("xx"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s2, err := OpenStore(dir, 0)

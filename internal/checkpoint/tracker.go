@@ -197,12 +197,8 @@ func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) 
 		info fs.FileInfo
 	}
 	var files []job
-	var walk func(rel string)
-	walk = func(rel string) {
-		info, err := os.Lstat(t.abs(rel))
-		if err != nil {
-			return
-		}
+	var walk func(rel string, info fs.FileInfo)
+	walk = func(rel string, info fs.FileInfo) {
 		if rel != "" && t.ignored(rel, info.IsDir()) {
 			out[rel] = ignoredNode(info)
 			return
@@ -211,7 +207,8 @@ func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) 
 			files = append(files, job{rel, info})
 			return
 		}
-		if t.w != nil && !t.walkAll {
+		// A directory known before, with the same inode, is watched already.
+		if p := prev[rel]; t.w != nil && (p == nil || p.st.Kind != Dir || p.ino != statNode(info).ino) {
 			if err := t.w.add(t.abs(rel), rel); err != nil {
 				t.opts.Logger.Info("checkpoints: cannot watch a directory; walking the workspace instead", "dir", t.abs(rel), "err", err)
 				t.w.close()
@@ -225,14 +222,19 @@ func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) 
 		if err != nil {
 			return
 		}
+		defer d.Close()
 		names, _ := d.Readdirnames(-1)
-		d.Close()
 		slices.Sort(names)
 		for _, name := range names {
-			walk(path.Join(rel, name))
+			// Looked up from the directory's descriptor, not by the whole path again.
+			if info, err := lstatAt(d, name); err == nil {
+				walk(path.Join(rel, name), info)
+			}
 		}
 	}
-	walk(rel)
+	if info, err := os.Lstat(t.abs(rel)); err == nil {
+		walk(rel, info)
+	}
 	nodes := make([]*node, len(files))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -270,16 +272,6 @@ func kindOf(m fs.FileMode) Kind {
 		return Symlink
 	}
 	return File
-}
-
-func statNode(info fs.FileInfo) *node {
-	n := &node{}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		n.ino = st.Ino
-		n.mtime = st.Mtim.Nano()
-		n.ctime = st.Ctim.Nano()
-	}
-	return n
 }
 
 // modeBits are the bits of a mode a checkpoint keeps.
