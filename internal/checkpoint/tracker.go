@@ -295,8 +295,7 @@ func (t *Tracker) evaluate(rel string, info fs.FileInfo, prev *node) *node {
 		n.st = State{Kind: File, Mode: mode & modeBits, Size: info.Size()}
 		if prev != nil && prev.st.Kind == File && prev.ino == n.ino && prev.mtime == n.mtime &&
 			prev.ctime == n.ctime && prev.st.Size == n.st.Size && prev.st.Mode == n.st.Mode {
-			n.st = prev.st
-			return n
+			return prev // unchanged: nodes are never modified, only replaced
 		}
 		n.st.Blob, n.st.Lost = t.keep(rel, info.Size())
 	default:
@@ -442,16 +441,10 @@ func (t *Tracker) changes() []Change {
 		t.walkAll = true
 	}
 	if t.w == nil || t.walkAll {
+		// Lost events leave the watches as they were: only what changed meanwhile must be
+		// found by looking at everything.
 		t.walkAll = false
 		clear(t.dirty)
-		if t.w != nil {
-			t.w.close()
-			if w, err := newWatcher(); err == nil {
-				t.w = w
-			} else {
-				t.w = nil
-			}
-		}
 		return t.walkChanges()
 	}
 	if len(t.dirty) == 0 {
