@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/mjkoo/boris/internal/testutil"
@@ -73,7 +72,7 @@ func treeBytes(b *testing.B, root string) (files int, bytes int64) {
 func BenchmarkBaseline(b *testing.B) {
 	root := testutil.GoTrees(b, 4)
 	files, _ := treeBytes(b, root)
-	_, one := treeBytes(b, runtime.GOROOT())
+	_, one := treeBytes(b, testutil.GoRoot(b))
 	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		tr, err := Open(Options{Root: root, Dir: filepath.Join(b.TempDir(), "state"), MaxFileSize: 16 << 20})

@@ -4,8 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -28,7 +28,7 @@ func GoTrees(b testing.TB, n int) string {
 		b.Fatal(err)
 	}
 	for i := 1; i <= n; i++ {
-		out, err := exec.Command("cp", "-a", runtime.GOROOT(), filepath.Join(dir, "copy"+strconv.Itoa(i))).CombinedOutput()
+		out, err := exec.Command("cp", "-a", GoRoot(b), filepath.Join(dir, "copy"+strconv.Itoa(i))).CombinedOutput()
 		if err != nil {
 			b.Fatalf("copying GOROOT: %v\n%s", err, out)
 		}
@@ -37,4 +37,14 @@ func GoTrees(b testing.TB, n int) string {
 		b.Fatal(err)
 	}
 	return dir
+}
+
+// GoRoot returns the GOROOT of the go command on the PATH.
+func GoRoot(b testing.TB) string {
+	b.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("no go command: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
