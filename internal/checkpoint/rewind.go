@@ -9,8 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Action is what a rewind does to one path.
@@ -218,7 +220,12 @@ func (t *Tracker) Rel(p string) (string, error) {
 // could not write, with why.
 func (t *Tracker) apply(acts []Action) []string {
 	var failed []string
-	fail := func(p string, err error) { failed = append(failed, p+": "+reason(err)) }
+	var mu sync.Mutex
+	fail := func(p string, err error) {
+		mu.Lock()
+		failed = append(failed, p+": "+reason(err))
+		mu.Unlock()
+	}
 	for i := len(acts) - 1; i >= 0; i-- {
 		a := acts[i]
 		abs := t.abs(a.Path)
@@ -239,32 +246,55 @@ func (t *Tracker) apply(acts []Action) []string {
 			fail(a.Path, err)
 		}
 	}
-	for i, a := range acts {
-		if i == len(acts)/2 {
-			_ = crashPoint("rewind-half-applied")
+	// Directories first, shallowest first, then files and symlinks, a few at once.
+	var rest []Action
+	for _, a := range acts {
+		if a.To.Kind != Dir {
+			rest = append(rest, a)
+			continue
 		}
 		abs := t.abs(a.Path)
-		var err error
-		switch a.To.Kind {
-		case Dir:
-			if err = os.Mkdir(abs, 0o700); errors.Is(err, fs.ErrNotExist) {
-				err = os.MkdirAll(abs, 0o700)
-			}
-			if err == nil || errors.Is(err, fs.ErrExist) {
-				err = os.Chmod(abs, a.To.Mode)
-			}
-		case File:
-			var data []byte
-			if data, err = t.store.Get(a.To.Blob); err == nil {
-				err = replaceFile(abs, data, a.To.Mode)
-			}
-		case Symlink:
-			err = replaceSymlink(abs, a.To.Link)
+		err := os.Mkdir(abs, 0o700)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = os.MkdirAll(abs, 0o700)
+		}
+		if err == nil || errors.Is(err, fs.ErrExist) {
+			err = os.Chmod(abs, a.To.Mode)
 		}
 		if err != nil {
 			fail(a.Path, err)
 		}
 	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0)*2, 8) {
+		wg.Go(func() {
+			for i := range next {
+				a := rest[i]
+				var err error
+				switch a.To.Kind {
+				case File:
+					var data []byte
+					if data, err = t.store.Get(a.To.Blob); err == nil {
+						err = replaceFile(t.abs(a.Path), data, a.To.Mode)
+					}
+				case Symlink:
+					err = replaceSymlink(t.abs(a.Path), a.To.Link)
+				}
+				if err != nil {
+					fail(a.Path, err)
+				}
+			}
+		})
+	}
+	for i := range rest {
+		if i == len(rest)/2 {
+			_ = crashPoint("rewind-half-applied")
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	return failed
 }
 
