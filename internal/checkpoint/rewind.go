@@ -117,7 +117,7 @@ func (t *Tracker) Rewind(ctx context.Context, to string, paths []string, dryRun,
 		}
 	}
 	rescue.Pending = false
-	if err := t.j.write(rescue); err != nil {
+	if err := t.j.write(rescue, true); err != nil {
 		return plan, err
 	}
 	plan.Rescue = rescue
@@ -375,7 +375,7 @@ func (t *Tracker) finishRewind(c *Checkpoint) error {
 		t.opts.Logger.Warn("checkpoints: finishing an interrupted rewind", "checkpoint", c.ID, "failed", failed)
 	}
 	c.Pending = false
-	return t.j.write(c)
+	return t.j.write(c, true)
 }
 
 // Diff returns what differs between the state checkpoint from names and the state

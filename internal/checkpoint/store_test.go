@@ -69,7 +69,7 @@ func TestStoreFull(t *testing.T) {
 func TestJournalRecovery(t *testing.T) {
 	t.Parallel()
 	j := journal{dir: t.TempDir()}
-	if err := j.write(&Checkpoint{ID: ID(1), Seq: 1, Tool: "bash"}); err != nil {
+	if err := j.write(&Checkpoint{ID: ID(1), Seq: 1, Tool: "bash"}, true); err != nil {
 		t.Fatal(err)
 	}
 	// A write killed before its rename leaves a temporary file, never a half record.

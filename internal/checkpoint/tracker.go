@@ -427,7 +427,7 @@ func (t *Tracker) record(info CallInfo, changes []Change, pending bool) (*Checkp
 		Tool: info.Tool, Call: info.Call, Session: info.Session, Turn: info.Turn, Label: info.Label,
 		Changes: changes, Pending: pending,
 	}
-	if err := t.j.write(c); err != nil {
+	if err := t.j.write(c, pending); err != nil {
 		return nil, fmt.Errorf("writing checkpoint %s: %w", c.ID, err)
 	}
 	t.seq++
