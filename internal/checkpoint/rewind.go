@@ -74,6 +74,9 @@ func (t *Tracker) Rewind(ctx context.Context, to string, paths []string, dryRun,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.off != nil {
+		return nil, t.off
+	}
 	if changes := t.changes(); len(changes) > 0 {
 		if _, err := t.record(CallInfo{Call: "changes made between calls"}, changes, false); err != nil {
 			return nil, err
@@ -387,6 +390,9 @@ func (t *Tracker) Diff(ctx context.Context, from, to string) ([]Change, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.off != nil {
+		return nil, t.off
+	}
 	a, ok := t.get(from)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrNoCheckpoint, from)

@@ -28,6 +28,9 @@ type Options struct {
 	// MaxStore bounds the bytes of content kept; past it new contents are not kept, and
 	// the changes that needed them are listed as not restorable.
 	MaxStore int64
+	// MaxFiles bounds the paths of the workspace (0: 1,000,000): past it, checkpoints of
+	// this workspace are off, rather than the whole of a home directory copied.
+	MaxFiles int
 	// Keep names ignored paths (slash-separated, relative to Root; globs as
 	// path.Match takes them, matched against the path and each of its names) whose
 	// changes are kept all the same.
@@ -74,7 +77,12 @@ type Tracker struct {
 	list    []*Checkpoint
 	seq     int
 	closed  bool
+	off     error // why checkpoints of this workspace are off, if they are
 }
+
+// ErrTooManyFiles is why checkpoints are off in a workspace of more than Options.MaxFiles
+// paths.
+var ErrTooManyFiles = errors.New("the workspace has too many files for checkpoints")
 
 // ErrLocked is returned by [Open] when another process keeps checkpoints of the same root
 // in the same directory.
@@ -148,6 +156,16 @@ func (t *Tracker) Root() string { return t.opts.Root }
 // Store returns the tracker's content store.
 func (t *Tracker) Store() *Store { return t.store }
 
+// Off returns why checkpoints of this workspace are off, or nil; it waits for the baseline.
+func (t *Tracker) Off(ctx context.Context) error {
+	if err := t.WaitReady(ctx); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.off
+}
+
 // Close stops the tracker; it is safe to call twice.
 func (t *Tracker) Close() error {
 	t.mu.Lock()
@@ -174,7 +192,15 @@ func (t *Tracker) buildBaseline() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	base := map[string]*node{}
-	t.scan("", nil, base)
+	if t.scan("", nil, base) {
+		t.off = fmt.Errorf("%w: over %d under %s; start Boris in a smaller directory, or with --allow-dir naming one", ErrTooManyFiles, cmpOrInt(t.opts.MaxFiles, 1_000_000), t.opts.Root)
+		t.opts.Logger.Warn("checkpoints are off", "err", t.off)
+		if t.w != nil {
+			t.w.close()
+			t.w = nil
+		}
+		return
+	}
 	t.base = base
 	// What events named during the build was read already, or is newer than what the
 	// baseline holds; the first capture looks at it again.
@@ -191,7 +217,8 @@ func (t *Tracker) abs(rel string) string {
 // scan walks the tree at rel into out, watching its directories; prev, if not nil, is what
 // was known, so files whose stat is unchanged are not read again. Files are read by a few
 // goroutines at once.
-func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) {
+func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) (tooMany bool) {
+	max := cmpOrInt(t.opts.MaxFiles, 1_000_000)
 	type job struct {
 		rel  string
 		info fs.FileInfo
@@ -199,6 +226,10 @@ func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) 
 	var files []job
 	var walk func(rel string, info fs.FileInfo)
 	walk = func(rel string, info fs.FileInfo) {
+		if len(files)+len(out) > max {
+			tooMany = true
+			return
+		}
 		if rel != "" && t.ignored(rel, info.IsDir()) {
 			out[rel] = ignoredNode(info)
 			return
@@ -235,6 +266,9 @@ func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) 
 	if info, err := os.Lstat(t.abs(rel)); err == nil {
 		walk(rel, info)
 	}
+	if tooMany {
+		return true // nothing read
+	}
 	nodes := make([]*node, len(files))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -255,6 +289,7 @@ func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) 
 			out[f.rel] = nodes[i]
 		}
 	}
+	return false
 }
 
 // ignoredNode is what the baseline knows of an ignored path: its kind, never its content.
@@ -412,6 +447,12 @@ func (t *Tracker) Capture(ctx context.Context, info CallInfo) (*Checkpoint, erro
 	if t.closed {
 		return nil, errors.New("checkpoints are closed")
 	}
+	if t.off != nil {
+		if info.Label != "" {
+			return nil, t.off
+		}
+		return nil, nil
+	}
 	changes := t.changes()
 	if len(changes) == 0 && info.Label == "" {
 		return nil, nil
@@ -466,9 +507,20 @@ func (t *Tracker) changes() []Change {
 
 // walkChanges compares the whole tree with the baseline: for when events were lost or
 // cannot be had.
+func cmpOrInt(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
 func (t *Tracker) walkChanges() []Change {
 	now := map[string]*node{}
-	t.scan("", t.base, now)
+	if t.scan("", t.base, now) {
+		t.off = fmt.Errorf("%w: over %d under %s", ErrTooManyFiles, cmpOrInt(t.opts.MaxFiles, 1_000_000), t.opts.Root)
+		t.opts.Logger.Warn("checkpoints are off", "err", t.off)
+		return nil
+	}
 	var out []Change
 	for p, n := range now {
 		if old, ok := t.base[p]; !ok {

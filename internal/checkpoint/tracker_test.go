@@ -273,3 +273,24 @@ func TestGitDirNeverWritten(t *testing.T) {
 		t.Errorf(".git/HEAD = %q: the rewind wrote .git", got)
 	}
 }
+
+func TestTooManyFilesTurnsCheckpointsOff(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "for i in $(seq 1 20); do echo $i > f$i; done")
+	tr, err := Open(Options{Root: root, Dir: filepath.Join(t.TempDir(), "state"), MaxFiles: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.Off(t.Context()); !errors.Is(err, ErrTooManyFiles) {
+		t.Fatalf("Off = %v, want ErrTooManyFiles", err)
+	}
+	sh(t, root, "echo x > f1")
+	if c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); c != nil || err != nil {
+		t.Errorf("Capture = %v, %v; want nothing", c, err)
+	}
+	if _, err := tr.Rewind(t.Context(), "cp-1", nil, true, false, CallInfo{}); !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("Rewind = %v, want ErrTooManyFiles", err)
+	}
+}

@@ -202,6 +202,9 @@ func addCheckpoint(s *mcp.Server, h *handlers) {
 
 func (h *handlers) checkpointList(ctx context.Context, req *mcp.CallToolRequest, in CheckpointListArgs) (*mcp.CallToolResult, any, error) {
 	cps := h.Checkpoints
+	if err := cps.Off(ctx); err != nil {
+		return nil, nil, errorf(CodeUnsupported, "checkpoints are off: %v", err)
+	}
 	if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
 		return nil, nil, err
 	}
