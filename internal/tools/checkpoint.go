@@ -201,7 +201,10 @@ func addCheckpoint(s *mcp.Server, h *handlers) {
 }
 
 func (h *handlers) checkpointList(ctx context.Context, req *mcp.CallToolRequest, in CheckpointListArgs) (*mcp.CallToolResult, any, error) {
-	cps := h.Checkpoints
+	cps, err := h.checkpoints()
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := cps.Off(ctx); err != nil {
 		return nil, nil, errorf(CodeUnsupported, "checkpoints are off: %v", err)
 	}
@@ -270,7 +273,10 @@ func listLine(c *checkpoint.Checkpoint) string {
 const maxCheckpointDiff = 20000
 
 func (h *handlers) checkpointDiff(ctx context.Context, req *mcp.CallToolRequest, in CheckpointDiffArgs) (*mcp.CallToolResult, any, error) {
-	cps := h.Checkpoints
+	cps, err := h.checkpoints()
+	if err != nil {
+		return nil, nil, err
+	}
 	changes, err := cps.Diff(ctx, in.ID, in.To)
 	if err != nil {
 		return nil, nil, checkpointError(err)
@@ -351,7 +357,10 @@ func checkpointError(err error) error {
 }
 
 func (h *handlers) rewind(ctx context.Context, req *mcp.CallToolRequest, in RewindArgs) (*mcp.CallToolResult, any, error) {
-	cps := h.Checkpoints
+	cps, err := h.checkpoints()
+	if err != nil {
+		return nil, nil, err
+	}
 	to, err := h.resolveTo(in.To)
 	if err != nil {
 		return nil, nil, err
@@ -384,7 +393,7 @@ func (h *handlers) resolveTo(to string) (string, error) {
 	if !ok {
 		return to, nil
 	}
-	list := h.Checkpoints.List(0)
+	list := h.Checkpoints.List(0) // rewind checked h.Checkpoints
 	for i := len(list) - 1; i >= 0; i-- {
 		if list[i].Turn == turn {
 			return list[i].ID, nil
@@ -450,7 +459,10 @@ func (h *handlers) checkpoint(ctx context.Context, req *mcp.CallToolRequest, in 
 	if strings.TrimSpace(in.Label) == "" {
 		return nil, nil, errorf(CodeInvalidArgument, "label is empty: give the checkpoint a name, such as \"before refactor\"")
 	}
-	cps := h.Checkpoints
+	cps, err := h.checkpoints()
+	if err != nil {
+		return nil, nil, err
+	}
 	if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
 		return nil, nil, err
 	}
@@ -482,4 +494,14 @@ func rewindLine(a callArgs) string {
 		s += " (force)"
 	}
 	return s
+}
+
+// checkpoints returns the workspace's checkpoints, or why there are none: a second Boris
+// keeps those of the same workspace, or the state directory cannot be written (the log
+// says which).
+func (h *handlers) checkpoints() (*checkpoint.Tracker, error) {
+	if h.Checkpoints == nil {
+		return nil, errorf(CodeUnsupported, "checkpoints are off in this Boris: it could not open its store in %s (its log says why; another Boris may keep this workspace's checkpoints)", h.Config.StateDir)
+	}
+	return h.Checkpoints, nil
 }

@@ -120,3 +120,22 @@ func TestCheckpointRewindByTurn(t *testing.T) {
 		t.Errorf("after rewinding turn-2: one.txt = %q, two.txt: %v, three.txt: %v; want turn-1's state", got, err2, err3)
 	}
 }
+
+// A second Boris on the same workspace and state directory runs without checkpoints: its
+// commands work, its results have no checkpoint line, and its checkpoint tools say why.
+func TestCheckpointsHeldByAnotherBoris(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.StructuredOutput = false
+	cfg.Checkpoints, cfg.StateDir = true, t.TempDir()
+	connect(t, cfg, nil)
+	second, _ := connect(t, cfg, nil)
+	res := call(t, second, "bash", map[string]any{"command": "echo x > a.txt"})
+	if res.IsError || checkpointLineRE.MatchString(textOf(res)) {
+		t.Errorf("bash on the second Boris: %v %q; want success without a checkpoint line", res.IsError, textOf(res))
+	}
+	res = call(t, second, "checkpoint_list", map[string]any{})
+	if !res.IsError || !strings.Contains(textOf(res), "checkpoints are off") {
+		t.Errorf("checkpoint_list on the second Boris: %v %q; want an error saying checkpoints are off", res.IsError, textOf(res))
+	}
+}
