@@ -105,7 +105,7 @@ func Open(opts Options) (*Tracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock(lock); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("%s: %w", opts.Dir, ErrLocked)
 	}
@@ -649,4 +649,19 @@ func (t *Tracker) get(id string) (*Checkpoint, bool) {
 		return nil, false
 	}
 	return t.list[i], true
+}
+
+// flock takes the lock on f. A lock this process let go of a moment ago can still be held
+// by a command it was starting: between fork and exec the child shares every descriptor,
+// close-on-exec or not. So a refusal is tried again for up to a second, which such a
+// child's exec takes at most, before it counts as another Boris's lock.
+func flock(f *os.File) error {
+	var err error
+	for range 100 {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EWOULDBLOCK {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
 }
