@@ -285,3 +285,31 @@ func TestClaudeCodeFace(t *testing.T) {
 	wantResult(t, m, 0, "hello-from-the-face")
 	wantResult(t, m, 1, "second line from notes")
 }
+
+// TestRewindBashChange rewinds, through Claude Code, what a Bash command changed: the
+// command's result names its checkpoint, a dry run lists what would change, and the
+// rewind puts the workspace back byte for byte.
+func TestRewindBashChange(t *testing.T) {
+	t.Parallel()
+	dir := workspace(t)
+	before, err := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, url := newFakeModel(t,
+		bashCall("sed -i 's/first/FIRST/' notes.txt && echo made > made.txt"),
+		toolCall{Name: "mcp__boris__rewind", Input: map[string]any{"to": "cp-1"}},
+		toolCall{Name: "mcp__boris__rewind", Input: map[string]any{"to": "cp-1", "dry_run": false}},
+	)
+	run := runClaude(t, url, stdioServer(t, dir, "--state-dir", t.TempDir()), 3*time.Minute)
+	run.wantClean(t)
+	wantResult(t, m, 0, "checkpoint: cp-1 (2 files changed)")
+	wantResult(t, m, 1, "Would put back 2 paths as before cp-1")
+	wantResult(t, m, 2, "Put back 2 paths as before cp-1")
+	if got, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); !bytes.Equal(got, before) {
+		t.Errorf("notes.txt after the rewind = %q, want %q", got, before)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
+		t.Errorf("made.txt after the rewind: %v, want it gone", err)
+	}
+}

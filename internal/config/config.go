@@ -125,6 +125,14 @@ type Config struct {
 	// made (mode 0700) by whoever first writes there.
 	CacheDir string
 
+	// Checkpoints says whether every call that changes files leaves a checkpoint (in
+	// StateDir) that can be rewound; CheckpointMaxFileSize and CheckpointMaxStore bound the
+	// files and the bytes kept; CheckpointKeep names ignored paths whose changes are kept.
+	Checkpoints           bool
+	CheckpointMaxFileSize int64
+	CheckpointMaxStore    int64
+	CheckpointKeep        []string
+
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 
@@ -210,6 +218,10 @@ type cli struct {
 	RouterTimeout   time.Duration `for:"http" name:"router-timeout" help:"Seconds (or a duration such as 3m) a sandbox router allows each request (agent-sandbox's --proxy-timeout): a call that carries X-Sandbox-ID goes on in the background before then." default:"180" envvar:"BORIS_ROUTER_TIMEOUT"`
 	BackgroundLimit time.Duration `name:"background-task-timeout" help:"Seconds (or a duration such as 2h) a background task may run before it is killed (0: no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	StateDir        string        `help:"Where Boris keeps checkpoints and what a restarted Boris knows of its workspaces and tasks (default: $XDG_STATE_HOME/boris, else ~/.local/state/boris); workspaces and tasks are kept only when it is given; put it on a volume that outlives the process to resume after a restart." placeholder:"DIR" envvar:"BORIS_STATE_DIR"`
+	NoCheckpoints   bool          `help:"Do not keep checkpoints of what calls change, and offer no checkpoint or rewind tools." envvar:"BORIS_NO_CHECKPOINTS"`
+	CheckpointFile  string        `name:"checkpoint-max-file-size" help:"Largest file whose content a checkpoint keeps; a larger file's changes are listed as not restorable." default:"16MB" envvar:"BORIS_CHECKPOINT_MAX_FILE_SIZE"`
+	CheckpointStore string        `name:"checkpoint-max-store" help:"Most bytes of file contents the checkpoints of one workspace keep; past it new changes are listed as not restorable." default:"2GB" envvar:"BORIS_CHECKPOINT_MAX_STORE"`
+	CheckpointKeep  []string      `help:"Keep checkpoints of paths the default ignore list leaves out (node_modules, __pycache__, .venv...): a name or a glob (repeatable; never .git)." placeholder:"PATTERN" envvar:"BORIS_CHECKPOINT_KEEP"`
 	CacheDir        string        `help:"Where Boris keeps what it can rebuild, such as search indexes (default: $XDG_CACHE_HOME/boris, else ~/.cache/boris)." placeholder:"DIR" envvar:"BORIS_CACHE_DIR"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
@@ -394,6 +406,14 @@ func (c *cli) limits(cfg *Config) error {
 	var err error
 	if cfg.MaxFileSize, err = ParseSize(c.MaxFileSize); err != nil {
 		return fmt.Errorf("--max-file-size: %w", err)
+	}
+	cfg.Checkpoints = !c.NoCheckpoints
+	cfg.CheckpointKeep = nonEmpty(c.CheckpointKeep)
+	if cfg.CheckpointMaxFileSize, err = ParseSize(c.CheckpointFile); err != nil {
+		return fmt.Errorf("--checkpoint-max-file-size: %w", err)
+	}
+	if cfg.CheckpointMaxStore, err = ParseSize(c.CheckpointStore); err != nil {
+		return fmt.Errorf("--checkpoint-max-store: %w", err)
 	}
 	if c.OutputBudget != 0 && c.OutputBudget < MinOutputBudget {
 		return fmt.Errorf("--output-budget must be at least %d characters, got %d", MinOutputBudget, c.OutputBudget)

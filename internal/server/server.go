@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/checkpoint"
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/mcptask"
@@ -41,6 +42,8 @@ type Server struct {
 	posts      postRegistry // HTTP POSTs being served
 
 	beforeCalls func() // see BeforeCalls
+
+	checkpoints *checkpoint.Tracker // nil with checkpoints off
 
 	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 
@@ -81,6 +84,7 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		policy: policy,
 		env:    commandEnv(environ, cfg.Token),
 	}
+	s.checkpoints = s.openCheckpoints()
 	s.pool = newSessionPool(poolOptions{
 		log: log, max: cfg.MaxSessions, newState: s.newState, ended: s.publishSessionEnd,
 		opened: func(st *session.Session, c *mcp.Implementation) { s.publishSession(st, cfg.Transport, c) },
@@ -133,7 +137,7 @@ func (s *Server) startMCP() {
 	// them; tool calls and lists wait for it (toolsWait), and nothing else needs it.
 	registered := make(chan struct{})
 	go func() {
-		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy})
+		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy, Checkpoints: s.checkpoints})
 		close(registered)
 	}()
 	s.mcp.AddReceivingMiddleware(s.toolsWait(registered))
@@ -257,6 +261,9 @@ func (s *Server) Close() {
 	}
 	s.pool.wait()
 	s.workspaces.wait()
+	if s.checkpoints != nil {
+		_ = s.checkpoints.Close()
+	}
 }
 
 // closeState closes the state of the session with the given id, killing its processes.

@@ -349,6 +349,9 @@ func connectScript(t *testing.T, p *paths, d directives) *mcp.ClientSession {
 		t.Fatalf("flags %q: %v", d.flags, err)
 	}
 	cfg.LogLevel = slog.LevelWarn
+	if !slices.ContainsFunc(d.flags, func(f string) bool { return strings.HasPrefix(f, "--state-dir") }) {
+		cfg.StateDir = "" // checkpoints only where the script asks for them
+	}
 	if d.shell != "" {
 		cfg.Shell = d.shell
 	}

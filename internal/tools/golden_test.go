@@ -62,6 +62,7 @@ func listTools(t *testing.T, set toolSet) []*mcp.Tool {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.AnthropicCompat, cfg.Tools, cfg.StructuredOutput = set.compat, set.tools, set.structured
+	cfg.Checkpoints, cfg.StateDir = true, t.TempDir() // on by default, as Parse sets them
 	cs, _ := connect(t, cfg, nil)
 	res, err := cs.ListTools(t.Context(), nil)
 	if err != nil {

@@ -36,6 +36,7 @@ import (
 // model reads the text, with its layout and hints.
 func addTool[In, Out any](s *mcp.Server, hs *handlers, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	structuredOn := hs.Config.StructuredOutput
+	h = checkpointed(hs, t.Name, h)
 	tt := *t
 	build := schemaBuilder[In](t.InputSchema)
 	tt.InputSchema = inputSchemaJSON(t.Name, build)

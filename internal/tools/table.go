@@ -44,4 +44,10 @@ var table = []entry{
 		logged: []string{"session_id", "yield_time_ms", "max_output_tokens"}}},
 	{"apply_patch", cxFiles, addApplyPatch, report{summary: patchLine, diff: patchDiff}},
 	{"view_image", cxFiles, addViewImage, report{shows: "path", quiet: quiet, logged: []string{"path"}}},
+
+	// Checkpoints and rewind, under the same names in every face (checkpoint.go).
+	{"checkpoint_list", undo, addCheckpointList, report{quiet: quiet, logged: []string{"limit"}}},
+	{"checkpoint_diff", undo, addCheckpointDiff, report{summary: checkpointDiffLine, quiet: quiet, logged: []string{"id", "to"}}},
+	{"rewind", undo, addRewind, report{summary: rewindLine, logged: []string{"to", "paths", "dry_run", "force"}}},
+	{"checkpoint", undo, addCheckpoint, report{shows: "label", logged: []string{"label"}}},
 }

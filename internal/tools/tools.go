@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/checkpoint"
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/session"
@@ -23,6 +24,8 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Confine is how commands are confined; nil means not at all.
 	Confine *confine.Policy
+	// Checkpoints records what calls change in the workspace; nil with checkpoints off.
+	Checkpoints *checkpoint.Tracker
 }
 
 // handlers carries Deps to every tool handler.
@@ -50,6 +53,7 @@ const (
 	ccFiles                 // Claude Code's file and search tools; with --tools claude-code
 	cxShell                 // Codex's exec_command and write_stdin; with --tools codex, off with --no-bash
 	cxFiles                 // Codex's apply_patch and view_image; with --tools codex
+	undo                    // checkpoint_list, checkpoint_diff, rewind, checkpoint: every face, unless checkpoints are off
 )
 
 // toolSet is the --tools value that offers the group's tools.
@@ -85,6 +89,9 @@ func Enabled(cfg *config.Config) []string {
 func (e entry) enabled(cfg *config.Config) bool {
 	if slices.Contains(cfg.DisableTools, e.name) {
 		return false
+	}
+	if e.group == undo {
+		return cfg.Checkpoints && cfg.StateDir != ""
 	}
 	if set := cmp.Or(cfg.Tools, toolsBoris); e.group.toolSet() != set {
 		return false

@@ -1,0 +1,296 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// tree is a workspace as a map: path → "file 0644 <content>", "dir 0755", "link -> target".
+func tree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == "." {
+			return nil
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "link -> " + target
+		case info.IsDir():
+			out[rel] = fmt.Sprintf("dir %o", info.Mode()&modeBits)
+		default:
+			data, _ := os.ReadFile(p)
+			out[rel] = fmt.Sprintf("file %o %q", info.Mode()&modeBits, data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sh(t testing.TB, dir, script string) {
+	t.Helper()
+	cmd := exec.Command("/bin/bash", "-ec", script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+func openTracker(t testing.TB, root, state string) *Tracker {
+	t.Helper()
+	tr, err := Open(Options{Root: root, Dir: state, MaxFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	if err := tr.WaitReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+const setup = `
+printf 'alpha\r\nbeta\r\n' > crlf.txt
+printf '\xef\xbb\xbfbom line\n' > bom.txt
+printf 'no newline' > plain.txt
+mkdir -p src/pkg && printf 'package pkg\n' > src/pkg/a.go && printf 'x\n' > src/b.txt
+printf '#!/bin/sh\necho hi\n' > run.sh && chmod 755 run.sh
+ln -s plain.txt link
+mkdir empty
+`
+
+// The command mutations a checkpoint must undo byte for byte: each runs after setup, is
+// captured, and rewound; the tree must then be what it was, and rewinding the rewind must
+// bring back what the command made.
+var mutations = []struct{ name, script string }{
+	{"sed -i", `sed -i 's/alpha/ALPHA/' crlf.txt`},
+	{"heredoc", "cat > new.txt <<'EOF'\nmade\nby heredoc\nEOF"},
+	{"redirect truncates", `: > plain.txt`},
+	{"append", `echo more >> bom.txt`},
+	{"rm -rf", `rm -rf src`},
+	{"rm -rf everything", `rm -rf ./* ./.[!.]* 2>/dev/null || true`},
+	{"mv file", `mv plain.txt moved.txt`},
+	{"mv directory", `mv src lib`},
+	{"mv over", `mv bom.txt crlf.txt`},
+	{"cp -r", `cp -r src src2`},
+	{"chmod", `chmod 600 run.sh && chmod 700 src`},
+	{"symlink swap", `ln -sfn crlf.txt link`},
+	{"symlink to directory", `rm link && ln -s src link`},
+	{"file replaced by folder", `rm plain.txt && mkdir plain.txt && echo in > plain.txt/inner`},
+	{"folder replaced by file", `rm -rf src && echo now a file > src`},
+	{"mkdir -p deep", `mkdir -p a/b/c/d && echo deep > a/b/c/d/e.txt`},
+	{"touch empty file", `touch empty/new`},
+	{"rmdir", `rmdir empty`},
+	{"same size same time", `printf 'ALPHA\r\nbeta\r\n' > x && touch -r crlf.txt x && mv x crlf.txt`},
+	{"binary", `head -c 3000 /dev/urandom > blob.bin`},
+	{"many files", `for i in $(seq 1 300); do echo $i > src/f$i; done`},
+	{"truncate and write", `truncate -s 2 crlf.txt`},
+	{"setuid bits", `chmod 4755 run.sh`},
+	{"dangling symlink", `ln -s nowhere dangling`},
+	{"rename chain", `mv crlf.txt t && mv bom.txt crlf.txt && mv t bom.txt`},
+}
+
+func TestCommandMutationsRewind(t *testing.T) {
+	t.Parallel()
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			sh(t, root, setup)
+			tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+			before := tree(t, root)
+			sh(t, root, m.script)
+			after := tree(t, root)
+			cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash", Call: m.script})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp == nil {
+				t.Fatalf("Capture after %q = nil, want a checkpoint", m.script)
+			}
+			if u := cp.Unrestorable(); len(u) > 0 {
+				t.Errorf("unrestorable: %v", u)
+			}
+			dry, err := tr.Rewind(t.Context(), cp.ID, nil, true, false, CallInfo{Tool: "rewind"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(after, tree(t, root)); diff != "" {
+				t.Fatalf("a dry run changed the tree (-want +got):\n%s", diff)
+			}
+			plan, err := tr.Rewind(t.Context(), cp.ID, nil, false, false, CallInfo{Tool: "rewind"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.Actions) != len(dry.Actions) {
+				t.Errorf("rewind did %d actions, its dry run said %d", len(plan.Actions), len(dry.Actions))
+			}
+			if len(plan.Failed) > 0 {
+				t.Errorf("failed: %v", plan.Failed)
+			}
+			if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+				t.Fatalf("after rewind to %s (-want +got):\n%s", cp.ID, diff)
+			}
+			// Nothing is left to capture: the rewind's own writes are known.
+			if c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); c != nil || err != nil {
+				t.Errorf("Capture after the rewind = %+v, %v; want nothing", c, err)
+			}
+			// The rewind is undone by rewinding to its rescue checkpoint.
+			if _, err := tr.Rewind(t.Context(), plan.Rescue.ID, nil, false, false, CallInfo{Tool: "rewind"}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(after, tree(t, root)); diff != "" {
+				t.Fatalf("after undoing the rewind (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// With no file events, every capture walks the tree and finds the same changes.
+func TestCommandMutationsRewindByWalk(t *testing.T) {
+	t.Parallel()
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			sh(t, root, setup)
+			tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+			tr.mu.Lock()
+			tr.walkAll = true // as after a queue overflow
+			tr.mu.Unlock()
+			before := tree(t, root)
+			sh(t, root, m.script)
+			cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+			if err != nil || cp == nil {
+				t.Fatalf("Capture = %v, %v", cp, err)
+			}
+			if _, err := tr.Rewind(t.Context(), cp.ID, nil, false, false, CallInfo{Tool: "rewind"}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+				t.Fatalf("after rewind (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNothingChangedNoCheckpoint(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, setup)
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	sh(t, root, "cat crlf.txt > /dev/null; ls -R > /dev/null")
+	if c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); c != nil || err != nil {
+		t.Errorf("Capture = %+v, %v; want nothing", c, err)
+	}
+}
+
+func TestRewindRefusesOutsideChanges(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, setup)
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	sh(t, root, "echo one > plain.txt")
+	cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil || cp == nil {
+		t.Fatal(cp, err)
+	}
+	sh(t, root, "echo two > plain.txt") // no capture for a call: made outside
+	_, err = tr.Rewind(t.Context(), cp.ID, nil, false, false, CallInfo{Tool: "rewind"})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "plain.txt") {
+		t.Fatalf("Rewind = %v, want a conflict naming plain.txt", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "plain.txt")); string(got) != "two\n" {
+		t.Errorf("a refused rewind wrote plain.txt: %q", got)
+	}
+	if _, err := tr.Rewind(t.Context(), cp.ID, nil, false, true, CallInfo{Tool: "rewind"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "plain.txt")); string(got) != "no newline" {
+		t.Errorf("forced rewind: plain.txt = %q", got)
+	}
+}
+
+func TestIgnoredListedNotKept(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "mkdir -p node_modules/x && echo a > node_modules/x/i.js")
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	sh(t, root, "rm -rf node_modules && mkdir node_modules")
+	cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil || cp == nil {
+		t.Fatal(cp, err)
+	}
+	u := cp.Unrestorable()
+	if len(u) != 1 || u[0].Path != "node_modules" {
+		t.Errorf("unrestorable = %+v, want node_modules", u)
+	}
+}
+
+func TestGitDirNeverWritten(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "mkdir .git && echo ref > .git/HEAD && echo a > a.txt")
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	sh(t, root, "echo b > a.txt && echo changed > .git/HEAD && echo x > .git/new")
+	cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil || cp == nil {
+		t.Fatal(cp, err)
+	}
+	for _, ch := range cp.Changes {
+		if strings.HasPrefix(ch.Path, ".git") {
+			t.Errorf("checkpoint holds %s", ch.Path)
+		}
+	}
+	if _, err := tr.Rewind(t.Context(), cp.ID, nil, false, true, CallInfo{Tool: "rewind"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, ".git", "HEAD")); string(got) != "changed\n" {
+		t.Errorf(".git/HEAD = %q: the rewind wrote .git", got)
+	}
+}
+
+func TestTooManyFilesTurnsCheckpointsOff(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "for i in $(seq 1 20); do echo $i > f$i; done")
+	tr, err := Open(Options{Root: root, Dir: filepath.Join(t.TempDir(), "state"), MaxFiles: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.Off(t.Context()); !errors.Is(err, ErrTooManyFiles) {
+		t.Fatalf("Off = %v, want ErrTooManyFiles", err)
+	}
+	sh(t, root, "echo x > f1")
+	if c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); c != nil || err != nil {
+		t.Errorf("Capture = %v, %v; want nothing", c, err)
+	}
+	if _, err := tr.Rewind(t.Context(), "cp-1", nil, true, false, CallInfo{}); !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("Rewind = %v, want ErrTooManyFiles", err)
+	}
+}

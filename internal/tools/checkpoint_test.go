@@ -1,0 +1,141 @@
+package tools_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// checkpointConfig is testConfig with checkpoints kept in a fresh state directory.
+func checkpointConfig(t *testing.T) (cfgDir string, cs *mcp.ClientSession) {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.StructuredOutput = false
+	cfg.Checkpoints, cfg.StateDir = true, t.TempDir()
+	cfg.CheckpointMaxFileSize = 1 << 20
+	cs, _ = connect(t, cfg, nil)
+	return cfg.Workdir, cs
+}
+
+var checkpointLineRE = regexp.MustCompile(`(?m)^checkpoint: (cp-\d+) \((\d+) files? changed\)\n?$`)
+
+// A background task that writes for a while is rewound with what it wrote, whether its
+// writes fell between calls or in a task_output call waiting for it; changes made between
+// calls are refused without force.
+func TestCheckpointBackgroundTask(t *testing.T) {
+	t.Parallel()
+	wd, cs := checkpointConfig(t)
+	if err := os.WriteFile(filepath.Join(wd, "keep.txt"), []byte("kept\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mark := textOf(call(t, cs, "checkpoint", map[string]any{"label": "before the task"}))
+	id := regexp.MustCompile(`cp-\d+`).FindString(mark)
+	if id == "" {
+		t.Fatalf("checkpoint result names no id: %q", mark)
+	}
+	res := call(t, cs, "bash", map[string]any{"command": "for i in 1 2 3 4 5; do echo $i >> bg.txt; echo x > keep.txt; sleep 0.02; done; mkdir made", "run_in_background": true})
+	task := regexp.MustCompile(`task-\d+`).FindString(textOf(res))
+	call(t, cs, "task_output", map[string]any{"task_id": task, "wait_ms": 30000})
+	if _, err := os.Stat(filepath.Join(wd, "made")); err != nil {
+		t.Fatalf("the task has not finished: %v", err)
+	}
+	res = call(t, cs, "rewind", map[string]any{"to": id, "dry_run": false, "force": true})
+	if res.IsError {
+		t.Fatalf("rewind: %s", textOf(res))
+	}
+	if m := checkpointLineRE.FindStringSubmatch(textOf(res)); m == nil {
+		t.Errorf("rewind result has no checkpoint line:\n%s", textOf(res))
+	}
+	for _, name := range []string{"bg.txt", "made"} {
+		if _, err := os.Lstat(filepath.Join(wd, name)); !os.IsNotExist(err) {
+			t.Errorf("%s after the rewind: %v, want it gone", name, err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(wd, "keep.txt")); string(got) != "kept\r\n" {
+		t.Errorf("keep.txt = %q after the rewind", got)
+	}
+}
+
+// A file changed outside Boris's calls since the checkpoint is refused, named, and left
+// alone; force rewinds it.
+func TestCheckpointRewindRefusesOutsideChange(t *testing.T) {
+	t.Parallel()
+	wd, cs := checkpointConfig(t)
+	res := call(t, cs, "create_file", map[string]any{"path": "a.txt", "content": "one\n"})
+	m := checkpointLineRE.FindStringSubmatch(textOf(res))
+	if m == nil || m[2] != "1" {
+		t.Fatalf("create_file result:\n%s\nwant a checkpoint line for 1 file", textOf(res))
+	}
+	if err := os.WriteFile(filepath.Join(wd, "a.txt"), []byte("edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = call(t, cs, "rewind", map[string]any{"to": m[1], "dry_run": false})
+	if !res.IsError || !strings.Contains(textOf(res), "a.txt") {
+		t.Fatalf("rewind over an outside change: %v %s; want a refusal naming a.txt", res.IsError, textOf(res))
+	}
+	if got, _ := os.ReadFile(filepath.Join(wd, "a.txt")); string(got) != "edited by hand\n" {
+		t.Fatalf("a refused rewind wrote a.txt: %q", got)
+	}
+	res = call(t, cs, "rewind", map[string]any{"to": m[1], "dry_run": false, "force": true})
+	if res.IsError {
+		t.Fatal(textOf(res))
+	}
+	if _, err := os.Stat(filepath.Join(wd, "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("a.txt after a forced rewind to before it was made: %v", err)
+	}
+}
+
+// A client that says which turn a call belongs to (Codex, in _meta) can rewind a turn.
+func TestCheckpointRewindByTurn(t *testing.T) {
+	t.Parallel()
+	wd, cs := checkpointConfig(t)
+	callIn := func(turn, name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args,
+			Meta: mcp.Meta{"x-codex-turn-metadata": map[string]any{"turn_id": turn, "thread_id": "th"}}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", name, err, textOf(res))
+		}
+		return textOf(res)
+	}
+	callIn("turn-1", "bash", map[string]any{"command": "echo 1 > one.txt"})
+	callIn("turn-2", "bash", map[string]any{"command": "echo 2 > two.txt && echo changed > one.txt"})
+	callIn("turn-2", "create_file", map[string]any{"path": "three.txt", "content": "3"})
+	list := textOf(call(t, cs, "checkpoint_list", map[string]any{}))
+	if !strings.Contains(list, "[turn turn-2]") {
+		t.Errorf("checkpoint_list does not show turns:\n%s", list)
+	}
+	res := call(t, cs, "rewind", map[string]any{"to": "turn:turn-2", "dry_run": false})
+	if res.IsError {
+		t.Fatal(textOf(res))
+	}
+	got, _ := os.ReadFile(filepath.Join(wd, "one.txt"))
+	_, err2 := os.Stat(filepath.Join(wd, "two.txt"))
+	_, err3 := os.Stat(filepath.Join(wd, "three.txt"))
+	if string(got) != "1\n" || !os.IsNotExist(err2) || !os.IsNotExist(err3) {
+		t.Errorf("after rewinding turn-2: one.txt = %q, two.txt: %v, three.txt: %v; want turn-1's state", got, err2, err3)
+	}
+}
+
+// A second Boris on the same workspace and state directory runs without checkpoints: its
+// commands work, its results have no checkpoint line, and its checkpoint tools say why.
+func TestCheckpointsHeldByAnotherBoris(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.StructuredOutput = false
+	cfg.Checkpoints, cfg.StateDir = true, t.TempDir()
+	connect(t, cfg, nil)
+	second, _ := connect(t, cfg, nil)
+	res := call(t, second, "bash", map[string]any{"command": "echo x > a.txt"})
+	if res.IsError || checkpointLineRE.MatchString(textOf(res)) {
+		t.Errorf("bash on the second Boris: %v %q; want success without a checkpoint line", res.IsError, textOf(res))
+	}
+	res = call(t, second, "checkpoint_list", map[string]any{})
+	if !res.IsError || !strings.Contains(textOf(res), "checkpoints are off") {
+		t.Errorf("checkpoint_list on the second Boris: %v %q; want an error saying checkpoints are off", res.IsError, textOf(res))
+	}
+}
