@@ -12,6 +12,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/search"
 	"github.com/mjkoo/boris/internal/session"
 )
 
@@ -23,6 +24,9 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Confine is how commands are confined; nil means not at all.
 	Confine *confine.Policy
+	// Indexes are grep's indexes of big trees; Register makes them unless
+	// Config.NoSearchIndex.
+	Indexes *search.Indexes
 }
 
 // handlers carries Deps to every tool handler.
@@ -118,6 +122,9 @@ func Check(cfg *config.Config) error {
 
 // Register adds every tool cfg offers to s.
 func Register(s *mcp.Server, d Deps) {
+	if d.Indexes == nil && !d.Config.NoSearchIndex {
+		d.Indexes = &search.Indexes{}
+	}
 	h := &handlers{Deps: d}
 	for _, e := range table {
 		if e.enabled(d.Config) {

@@ -1,0 +1,141 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// indexQueries are the query classes: a rare identifier, the same ignoring case, a
+// regular expression with a literal, one without, and a common word with a result cap.
+var indexQueries = []GrepOptions{
+	{Pattern: "rareIdent"},
+	{Pattern: "RAREident", IgnoreCase: true},
+	{Pattern: `func \w+Handler`, Mode: Content},
+	{Pattern: `\w+\(\)`, Mode: Count},
+	{Pattern: "the", Mode: Content, Keep: 5},
+	{Pattern: "kelvin", IgnoreCase: true, Mode: Content, Before: 1},
+	{Pattern: "Handler\n", Multiline: true, Mode: Content},
+	{Pattern: "rare|common", Mode: Count, Filter: Filter{NoIgnore: true}},
+	{Pattern: "Handler", Filter: Filter{Hidden: true, Globs: []string{"*.go"}}},
+	{Pattern: "Handler", Filter: Filter{MaxFileSize: 60}, Mode: Count},
+}
+
+var indexWords = []string{"the", "rareIdent", "rareident", "func fooHandler", "barHandler()", "common", "\u212aelvin", "kelvin", "x()", "\n", "\n", " "}
+
+func writeRandomFile(t *testing.T, rng *rand.Rand, path string) {
+	t.Helper()
+	var b strings.Builder
+	for range rng.IntN(30) {
+		b.WriteString(indexWords[rng.IntN(len(indexWords))])
+	}
+	if rng.IntN(15) == 0 {
+		b.WriteString("\x00binary")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func randomPath(rng *rand.Rand, root string) string {
+	dirs := []string{"", "a", "a/b", "c", ".hid", "gen", "node_modules"}
+	return filepath.Join(root, dirs[rng.IntN(len(dirs))], fmt.Sprintf("f%d.%s", rng.IntN(60), []string{"go", "txt", "md"}[rng.IntN(3)]))
+}
+
+// mutate edits, deletes, renames, adds files and rewrites ignore files at random.
+func mutate(t *testing.T, rng *rand.Rand, root string) {
+	t.Helper()
+	var files []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, ".git/") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	for range 1 + rng.IntN(8) {
+		f := files[rng.IntN(len(files))]
+		switch rng.IntN(6) {
+		case 0:
+			os.Remove(f)
+		case 1:
+			os.Rename(f, randomPath(rng, root))
+		case 2:
+			writeRandomFile(t, rng, randomPath(rng, root))
+		case 3:
+			os.WriteFile(filepath.Join(root, ".gitignore"), []byte([]string{"gen/\n", "*.md\n", ""}[rng.IntN(3)]), 0o644)
+		case 4: // same size, new content
+			data, err := os.ReadFile(f)
+			if err == nil && len(data) > 0 {
+				data[rng.IntN(len(data))] = "xRn"[rng.IntN(3)]
+				os.WriteFile(f, data, 0o644)
+			}
+		default:
+			writeRandomFile(t, rng, f)
+		}
+	}
+}
+
+// TestIndexMatchesScan runs every query class through a scan and through an index, fresh
+// and after random edits, deletes, renames and ignore-file changes, and finds no difference.
+func TestIndexMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	used := map[IndexUse]int{}
+	for round := range 6 {
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, ".git"), 0o755)
+		os.WriteFile(filepath.Join(root, ".gitignore"), []byte("gen/\n"), 0o644)
+		for range 80 {
+			writeRandomFile(t, rng, randomPath(rng, root))
+		}
+		x, err := BuildIndex(t.Context(), openScope{}, root, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix := &Indexes{}
+		ix.install(root, x)
+		for state := range 4 {
+			for _, q := range indexQueries {
+				scan, err := Grep(t.Context(), openScope{}, root, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q.Indexes = ix
+				idx, err := Grep(t.Context(), openScope{}, root, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				used[idx.Index]++
+				if state == 0 && idx.Index == PartlyIndexed && q.Filter.NoIgnore == false {
+					t.Errorf("round %d: a fresh index left %d files unindexed for %q", round, idx.Unindexed, q.Pattern)
+				}
+				idx.Index, idx.Unindexed = Scanned, 0
+				if !reflect.DeepEqual(scan, idx) {
+					t.Fatalf("round %d state %d %q: index gave\n%+v\nscan gave\n%+v", round, state, q.Pattern, idx, scan)
+				}
+			}
+			mutate(t, rng, root)
+		}
+	}
+	if used[Indexed] == 0 || used[PartlyIndexed] == 0 || used[Scanned] == 0 {
+		t.Fatalf("not every way was taken: %v", used)
+	}
+}
+
+// install makes x the index of root; for tests.
+func (s *Indexes) install(root string, x *Index) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.trees == nil {
+		s.trees = map[string]*tree{}
+	}
+	t := &tree{}
+	t.idx.Store(x)
+	s.trees[root] = t
+}
