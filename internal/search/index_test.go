@@ -139,3 +139,70 @@ func (s *Indexes) install(root string, x *Index) {
 	t.idx.Store(x)
 	s.trees[root] = t
 }
+
+// TestIndexBuildIsOffTheRequestPath holds the background build and sees grep answer by
+// scan meanwhile, then by the index once the build is let go.
+func TestIndexBuildIsOffTheRequestPath(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		body := "nothing here\n"
+		if i == 7 {
+			body = "a rareIdent here\n"
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d.txt", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	ix := &Indexes{MinFiles: 20, held: func() {
+		close(started)
+		<-release
+	}}
+	defer ix.Wait()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	opts := GrepOptions{Pattern: "rareIdent", Indexes: ix}
+	first, err := Grep(t.Context(), openScope{}, root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started // the tree was big enough: a build began, and is held
+	second, err := Grep(t.Context(), openScope{}, root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Index != Scanned || second.Index != Scanned || second.MatchedFiles != 1 || second.Searched != 40 {
+		t.Fatalf("while the build is held: %+v then %+v, want scans finding 1 file of 40", first, second)
+	}
+	close(release)
+	ix.Wait()
+	third, err := Grep(t.Context(), openScope{}, root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Index != Indexed || third.MatchedFiles != 1 || third.Searched != 40 {
+		t.Fatalf("after the build: %+v, want the index finding 1 file of 40", third)
+	}
+	second.Index, third.Index = 0, 0
+	if !reflect.DeepEqual(second, third) {
+		t.Fatalf("index gave %+v, scan %+v", third, second)
+	}
+}
+
+// TestIndexSmallTreeNotBuilt: a tree under a tenth of MinFiles is never indexed.
+func TestIndexSmallTreeNotBuilt(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("rareIdent\n"), 0o644)
+	ix := &Indexes{MinFiles: 100, held: func() { t.Error("a build started for a tree of one file") }}
+	for range 3 {
+		if _, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "rareIdent", Indexes: ix}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Wait()
+}
