@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp/syntax"
 	"runtime"
 	"sync"
@@ -40,6 +41,9 @@ const (
 type Indexes struct {
 	// MinFiles is DefaultIndexFiles when 0.
 	MinFiles int
+	// Dir, if set, is where indexes are kept between processes (the cache directory): a
+	// tree's first search loads its index from there, and each index built is saved there.
+	Dir string
 
 	mu    sync.Mutex
 	trees map[string]*tree // by root
@@ -126,22 +130,33 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 		s.trees[root] = t
 	}
 	t.searches++
+	load := t.searches == 1 && s.Dir != ""
 	worth := files >= minFiles || t.searches >= 2 && files >= minFiles/10
 	if t.idx.Load() != nil {
 		// Rebuild once a tenth of the files changed since the index was built.
 		worth = worth && unindexed > files/10
 	}
-	if !worth || t.building {
+	if !load && !worth || t.building {
 		return
 	}
 	t.building = true
-	held := s.held
-	top := f.Top
+	held, dir, top := s.held, s.Dir, f.Top
 	s.wg.Go(func() {
-		if held != nil {
-			held()
+		var x *Index
+		err := os.ErrNotExist
+		if load {
+			// A saved index need not be fresh: it is checked file by file as used.
+			x, err = loadIndex(dir, root)
 		}
-		x, err := BuildIndex(context.Background(), scope, root, top)
+		if err != nil && worth {
+			if held != nil {
+				held()
+			}
+			x, err = BuildIndex(context.Background(), scope, root, top)
+			if err == nil && dir != "" {
+				_ = x.save(dir) // a cache: without it, the next process builds again
+			}
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		t.building = false

@@ -206,3 +206,46 @@ func TestIndexSmallTreeNotBuilt(t *testing.T) {
 	}
 	ix.Wait()
 }
+
+// TestIndexKeptInCacheDir: an index built by one set of indexes is saved in the cache
+// directory and used by the next without a build, checked file by file: after changes it
+// still answers as a scan does.
+func TestIndexKeptInCacheDir(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	root, cache := t.TempDir(), t.TempDir()
+	for range 60 {
+		writeRandomFile(t, rng, randomPath(rng, root))
+	}
+	q := GrepOptions{Pattern: "rareIdent", Mode: Count}
+	first := &Indexes{MinFiles: 1, Dir: cache}
+	if _, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "x", Indexes: first}); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	next := &Indexes{MinFiles: 1 << 30, Dir: cache, held: func() { t.Error("the saved index was built again") }}
+	q.Indexes = next
+	if res, err := Grep(t.Context(), openScope{}, root, q); err != nil || res.Index != Scanned {
+		t.Fatalf("first search of a new process: %+v %v, want a scan while the index loads", res, err)
+	}
+	next.Wait()
+	for state := range 3 {
+		got, err := Grep(t.Context(), openScope{}, root, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state == 0 && got.Index != Indexed {
+			t.Fatalf("after loading: %v, want the index", got.Index)
+		}
+		scan := q
+		scan.Indexes = nil
+		want, err := Grep(t.Context(), openScope{}, root, scan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Index, got.Unindexed = Scanned, 0
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("state %d: loaded index gave %+v, scan %+v", state, got, want)
+		}
+		mutate(t, rng, root)
+	}
+}

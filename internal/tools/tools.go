@@ -123,7 +123,7 @@ func Check(cfg *config.Config) error {
 // Register adds every tool cfg offers to s.
 func Register(s *mcp.Server, d Deps) {
 	if d.Indexes == nil && !d.Config.NoSearchIndex {
-		d.Indexes = &search.Indexes{}
+		d.Indexes = &search.Indexes{Dir: d.Config.CacheDir}
 	}
 	h := &handlers{Deps: d}
 	for _, e := range table {

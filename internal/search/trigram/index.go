@@ -153,3 +153,15 @@ func (b Bits) or(c Bits) {
 		b[i] |= c[i]
 	}
 }
+
+// Lists returns the posting lists by trigram, for saving; they must not be changed.
+func (x *Index) Lists() (lists map[Trigram][]uint32, ids int) { return x.post, x.ids }
+
+// FromLists returns the index of the posting lists of [Index.Lists].
+func FromLists(lists map[Trigram][]uint32, ids int) *Index {
+	x := &Index{post: lists, ids: ids}
+	for _, l := range lists {
+		x.postings += len(l)
+	}
+	return x
+}
