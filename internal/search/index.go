@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -23,6 +24,10 @@ const (
 	maxFileTrigrams   = 1 << 16  // distinct trigrams of one file
 	maxPostings       = 64 << 20 // (trigram, file) pairs of one index: about 256 MiB
 )
+
+// racyWindow: a file changed this recently is not indexed, since file times come from a
+// coarse clock and a later write in the same tick might not change them.
+var racyWindow = time.Second
 
 // IndexUse says how a search used an index.
 type IndexUse int
@@ -216,6 +221,11 @@ func BuildIndex(ctx context.Context, scope Scope, root, top string) (*Index, err
 				return // the file shrank: leave it to be read
 			}
 			n += m
+		}
+		if time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds() {
+			// A write in the same clock tick as this read would leave the times as they
+			// are: such a file is read by every search until the next build.
+			return
 		}
 		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
 		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0

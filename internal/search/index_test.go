@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // indexQueries are the query classes: a rare identifier, the same ignoring case, a
@@ -247,5 +248,23 @@ func TestIndexKeptInCacheDir(t *testing.T) {
 			t.Fatalf("state %d: loaded index gave %+v, scan %+v", state, got, want)
 		}
 		mutate(t, rng, root)
+	}
+}
+
+func init() {
+	// The tests build indexes of files just written; each change they make comes many
+	// clock ticks after the build.
+	racyWindow = 0
+}
+
+// TestRacyFileNotIndexed: a file changed within racyWindow of the build is left to be read.
+func TestRacyFileNotIndexed(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("x\n"), 0o644)
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = time.Hour
+	x, err := BuildIndex(t.Context(), openScope{}, root, "")
+	if err != nil || x.Files() != 0 {
+		t.Fatalf("BuildIndex = %d files, %v; want none", x.Files(), err)
 	}
 }
