@@ -159,7 +159,7 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 			}
 			x, err = BuildIndex(context.Background(), scope, root, top)
 			if err == nil && dir != "" {
-				_ = x.save(dir) // a cache: without it, the next process builds again
+				_ = x.Save(dir) // a cache: without it, the next process builds again
 			}
 		}
 		s.mu.Lock()

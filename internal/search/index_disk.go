@@ -38,8 +38,9 @@ func indexPath(dir, root string) string {
 	return filepath.Join(dir, "search", hex.EncodeToString(sum[:12])+".idx")
 }
 
-// save writes x under dir atomically (a new file renamed into place).
-func (x *Index) save(dir string) error {
+// Save writes x under dir (a cache directory) atomically, where [Indexes] with that Dir
+// find it.
+func (x *Index) Save(dir string) error {
 	path := indexPath(dir, x.root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err

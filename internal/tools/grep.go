@@ -115,7 +115,12 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	}
 	b.WriteString(p.note())
 	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize, h.face()))
-	b.WriteString(indexNote(res))
+	if note := indexNote(res); note != "" {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString(note)
+	}
 	return text(p.lead(b.String())), nil, nil
 }
 
@@ -258,9 +263,9 @@ func onlyMatchingRE(in GrepArgs) *regexp.Regexp {
 func indexNote(res *search.GrepResult) string {
 	switch res.Index {
 	case search.Indexed:
-		return "(from the search index: only files that can match were read)\n"
+		return "(from the search index: only files that can match were read)"
 	case search.PartlyIndexed:
-		return fmt.Sprintf("(from a partial search index: %s new or changed since indexing read in full)\n", plural(res.Unindexed, "file"))
+		return fmt.Sprintf("(from a partial search index: %s new or changed since indexing read in full)", plural(res.Unindexed, "file"))
 	}
 	return ""
 }
