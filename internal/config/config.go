@@ -124,6 +124,8 @@ type Config struct {
 	// CacheDir is where Boris keeps what it can rebuild, such as search indexes. Absolute;
 	// made (mode 0700) by whoever first writes there.
 	CacheDir string
+	// NoSearchIndex turns off the trigram indexes grep keeps of big trees.
+	NoSearchIndex bool
 
 	// Checkpoints says whether every call that changes files leaves a checkpoint (in
 	// StateDir) that can be rewound; CheckpointMaxFileSize and CheckpointMaxStore bound the
@@ -223,6 +225,7 @@ type cli struct {
 	CheckpointStore string        `name:"checkpoint-max-store" help:"Most bytes of file contents the checkpoints of one workspace keep; past it new changes are listed as not restorable." default:"2GB" envvar:"BORIS_CHECKPOINT_MAX_STORE"`
 	CheckpointKeep  []string      `help:"Keep checkpoints of paths the default ignore list leaves out (node_modules, __pycache__, .venv...): a name or a glob (repeatable; never .git)." placeholder:"PATTERN" envvar:"BORIS_CHECKPOINT_KEEP"`
 	CacheDir        string        `help:"Where Boris keeps what it can rebuild, such as search indexes (default: $XDG_CACHE_HOME/boris, else ~/.cache/boris)." placeholder:"DIR" envvar:"BORIS_CACHE_DIR"`
+	NoSearchIndex   bool          `help:"Do not index big trees for grep: every search reads every file. An index is built in the background for a tree of about 50,000 files or more (or a tenth of that on its second search), holds about 4 bytes per distinct trigram of each file (at most 256 MiB), and never changes a result." envvar:"BORIS_NO_SEARCH_INDEX"`
 	LogLevel        string        `help:"Log level: debug, info, warn or error; auto is info over HTTP and warn on STDIO, whose clients file everything on stderr as errors." default:"auto" enum:"auto,debug,info,warn,error" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat       string        `help:"Log format: text or json." default:"text" enum:"text,json" envvar:"BORIS_LOG_FORMAT"`
 	Watch           string        `help:"Serve the live view (/watch) on this address in stdio mode, such as 127.0.0.1:7777." placeholder:"ADDR" envvar:"BORIS_WATCH"`
@@ -403,6 +406,7 @@ func (c *cli) limits(cfg *Config) error {
 		return fmt.Errorf("--timeout must be a positive number of seconds, got %s", seconds(c.Timeout))
 	}
 	cfg.Timeout = c.Timeout
+	cfg.NoSearchIndex = c.NoSearchIndex
 	var err error
 	if cfg.MaxFileSize, err = ParseSize(c.MaxFileSize); err != nil {
 		return fmt.Errorf("--max-file-size: %w", err)

@@ -44,6 +44,9 @@ type GrepOptions struct {
 	// OnlyMatching fills the Matches of each matching line cut short (Content, without
 	// Multiline).
 	OnlyMatching bool
+	// Indexes, if not nil, spares reading files its index shows cannot match, and starts
+	// indexing trees big enough to pay for it; the result is the same.
+	Indexes *Indexes
 }
 
 // GrepResult is what [Grep] found.
@@ -55,6 +58,10 @@ type GrepResult struct {
 	MatchedLines int // in all
 	Searched     int // files read
 	Skipped      Skipped
+	Index        IndexUse
+	// Unindexed is how many files were read because the index did not hold them as
+	// they are now (with Index PartlyIndexed).
+	Unindexed int
 }
 
 // FileMatch is one matching file.
@@ -106,6 +113,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		return nil, err
 	}
 	var sk Skipped
+	use, n := Scanned, 0
 	switch {
 	case info.Mode().IsRegular():
 		g.counters = &counters{}
@@ -125,10 +133,24 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 			g.workers[i].find = newFinder(m.lits)
 		}
 		g.counters = &w.counters
+		x := opts.Indexes.lookup(root)
+		g.plan = planIndex(x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
 		if err := w.run(root); err != nil {
 			return nil, err
 		}
 		sk = w.snapshot()
+		unindexed := int(g.visited.Load())
+		switch {
+		case g.plan != nil:
+			unindexed = int(g.plan.unindexed.Load())
+			use, n = Indexed, unindexed
+			if n > 0 {
+				use = PartlyIndexed
+			}
+		case x != nil:
+			unindexed = 0 // not known
+		}
+		opts.Indexes.searched(scope, root, &opts.Filter, int(g.visited.Load()), unindexed)
 	default:
 		return nil, &RootError{Path: root, Special: true}
 	}
@@ -138,6 +160,8 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		MatchedLines: int(g.lines.Load()),
 		Searched:     int(g.searched.Load()),
 		Skipped:      sk,
+		Index:        use,
+		Unindexed:    n,
 	}, nil
 }
 
@@ -160,6 +184,8 @@ type grep struct {
 	workers []grepWorker
 	*counters
 	files, lines, searched atomic.Int64
+	visited                atomic.Int64
+	plan                   *indexPlan // nil: read every file
 }
 
 // grepWorker is one goroutine's reusable state.
@@ -178,6 +204,10 @@ type span struct {
 func (g *grep) file(id int, j *job) {
 	path := j.path
 	w := &g.workers[id]
+	g.visited.Add(1)
+	if g.plan != nil && g.skip(j) {
+		return
+	}
 	data, mtime, ok := g.read(w, j)
 	if !ok {
 		return

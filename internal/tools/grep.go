@@ -95,6 +95,7 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 		MaxLine:    search.DefaultMaxLine,
 		// -o picks the matched parts out of the whole line, not the part shown.
 		OnlyMatching: in.onlyMatching,
+		Indexes:      h.Indexes,
 	})
 	if err != nil {
 		return nil, nil, h.searchError(err)
@@ -115,6 +116,12 @@ func (h *handlers) grep(ctx context.Context, req *mcp.CallToolRequest, in GrepAr
 	}
 	b.WriteString(p.note())
 	b.WriteString(skippedNote(res.Searched, "file", res.Skipped, h.Config.MaxFileSize, h.face()))
+	if note := indexNote(res); note != "" {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString(note)
+	}
 	return text(p.lead(b.String())), nil, nil
 }
 
@@ -251,4 +258,15 @@ func onlyMatchingRE(in GrepArgs) *regexp.Regexp {
 		return regexp.MustCompile(regexp.QuoteMeta(in.Pattern))
 	}
 	return re
+}
+
+// indexNote says how the search index served a result; nothing for a scan of every file.
+func indexNote(res *search.GrepResult) string {
+	switch res.Index {
+	case search.Indexed:
+		return "(from the search index: only files that can match were read)"
+	case search.PartlyIndexed:
+		return fmt.Sprintf("(from a partial search index: %s new or changed since indexing read in full)", plural(res.Unindexed, "file"))
+	}
+	return ""
 }

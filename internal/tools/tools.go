@@ -13,6 +13,7 @@ import (
 	"github.com/mjkoo/boris/internal/checkpoint"
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/search"
 	"github.com/mjkoo/boris/internal/session"
 )
 
@@ -26,6 +27,9 @@ type Deps struct {
 	Confine *confine.Policy
 	// Checkpoints records what calls change in the workspace; nil with checkpoints off.
 	Checkpoints *checkpoint.Tracker
+	// Indexes are grep's indexes of big trees; Register makes them unless
+	// Config.NoSearchIndex.
+	Indexes *search.Indexes
 }
 
 // handlers carries Deps to every tool handler.
@@ -125,6 +129,9 @@ func Check(cfg *config.Config) error {
 
 // Register adds every tool cfg offers to s.
 func Register(s *mcp.Server, d Deps) {
+	if d.Indexes == nil && !d.Config.NoSearchIndex {
+		d.Indexes = &search.Indexes{Dir: d.Config.CacheDir}
+	}
 	h := &handlers{Deps: d}
 	for _, e := range table {
 		if e.enabled(d.Config) {

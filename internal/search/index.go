@@ -1,0 +1,323 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"regexp/syntax"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/search/trigram"
+)
+
+// Limits on what an index holds; a file it does not hold is read by every search.
+const (
+	// DefaultIndexFiles is how many files a tree must have for its first search to start
+	// an index; a tree a tenth that size gets one on its second search.
+	DefaultIndexFiles = 50_000
+	maxIndexedFile    = 4 << 20  // bytes
+	maxFileTrigrams   = 1 << 16  // distinct trigrams of one file
+	maxPostings       = 64 << 20 // (trigram, file) pairs of one index: about 256 MiB
+)
+
+// racyWindow: a file changed this recently is not indexed, since file times come from a
+// coarse clock and a later write in the same tick might not change them.
+var racyWindow = time.Second
+
+// IndexUse says how a search used an index.
+type IndexUse int
+
+// How a search used an index.
+const (
+	Scanned       IndexUse = iota // every file was read: no index yet, or a pattern it cannot narrow
+	Indexed                       // the index held every file, fresh: only candidates were read
+	PartlyIndexed                 // the index held some files; the others were read
+)
+
+// Indexes keeps trigram indexes of the trees searched, built in the background once a tree
+// is big enough to pay for one. An index only spares reading files that cannot match and
+// whose size, times and inode are what they were when indexed: every other file is read,
+// so a search gives the same result with or without one. Safe for concurrent use.
+type Indexes struct {
+	// MinFiles is DefaultIndexFiles when 0.
+	MinFiles int
+	// Dir, if set, is where indexes are kept between processes (the cache directory): a
+	// tree's first search loads its index from there, and each index built is saved there.
+	Dir string
+
+	mu    sync.Mutex
+	trees map[string]*tree // by root
+	// held, when set, is called by each build before it starts (tests hold builds with it).
+	held func()
+	wg   sync.WaitGroup
+}
+
+type tree struct {
+	searches int
+	building bool
+	idx      atomic.Pointer[Index]
+}
+
+// Index is an immutable trigram index of the files under one root.
+type Index struct {
+	root  string
+	files map[string]indexedFile
+	tri   *trigram.Index
+}
+
+// indexedFile is what an index knows of one file.
+type indexedFile struct {
+	id                 uint32
+	size, mtime, ctime int64
+	ino                uint64
+	binary             bool
+}
+
+// Files returns how many files the index holds; Postings how many (trigram, file) pairs.
+func (x *Index) Files() int    { return len(x.files) }
+func (x *Index) Postings() int { return x.tri.Postings() }
+
+// Wait waits for the builds under way; for tests and benchmarks.
+func (s *Indexes) Wait() { s.wg.Wait() }
+
+// lookup returns the ready index of root or of a directory above it, or nil.
+func (s *Indexes) lookup(root string) *Index {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for d := root; ; {
+		if t := s.trees[d]; t != nil {
+			if x := t.idx.Load(); x != nil {
+				return x
+			}
+		}
+		if d == "/" {
+			return nil
+		}
+		d = parentDir(d)
+	}
+}
+
+func parentDir(p string) string {
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return "/"
+}
+
+// searched records a search of the tree at root that visited files files, unindexed of
+// them not fresh in its index, and starts a build when the tree is worth one.
+func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed int) {
+	if s == nil {
+		return
+	}
+	minFiles := s.MinFiles
+	if minFiles <= 0 {
+		minFiles = DefaultIndexFiles
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.trees == nil {
+		s.trees = map[string]*tree{}
+	}
+	t := s.trees[root]
+	if t == nil {
+		t = &tree{}
+		s.trees[root] = t
+	}
+	t.searches++
+	load := t.searches == 1 && s.Dir != ""
+	worth := files >= minFiles || t.searches >= 2 && files >= minFiles/10
+	if t.idx.Load() != nil {
+		// Rebuild once a tenth of the files changed since the index was built.
+		worth = worth && unindexed > files/10
+	}
+	if !load && !worth || t.building {
+		return
+	}
+	t.building = true
+	held, dir, top := s.held, s.Dir, f.Top
+	s.wg.Go(func() {
+		var x *Index
+		err := os.ErrNotExist
+		if load {
+			// A saved index need not be fresh: it is checked file by file as used.
+			x, err = loadIndex(dir, root)
+		}
+		if err != nil && worth {
+			if held != nil {
+				held()
+			}
+			x, err = BuildIndex(context.Background(), scope, root, top)
+			if err == nil && dir != "" {
+				_ = x.Save(dir) // a cache: without it, the next process builds again
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		t.building = false
+		if err == nil {
+			t.idx.Store(x)
+		}
+	})
+}
+
+// BuildIndex indexes the files under root a search with default filters and hidden files
+// would read, on threads at the lowest CPU priority.
+func BuildIndex(ctx context.Context, scope Scope, root, top string) (*Index, error) {
+	x := &Index{root: root, files: map[string]indexedFile{}, tri: trigram.New()}
+	var mu sync.Mutex
+	type worker struct {
+		buf   []byte
+		tris  []trigram.Trigram
+		niced bool
+	}
+	workers := make([]worker, workerCount())
+	full := false
+	filter := &Filter{Hidden: true, Top: top}
+	w, err := newWalker(ctx, root, scope, filter, func(id int, j *job) {
+		wk := &workers[id]
+		if !wk.niced {
+			// The thread ends with the walk's goroutine, which never unlocks it.
+			runtime.LockOSThread()
+			_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+			wk.niced = true
+		}
+		if j.parent == nil || j.open != "" {
+			return // linked files are always read
+		}
+		fd, err := openJob(scope, j, unix.O_RDONLY)
+		if err != nil {
+			return
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxIndexedFile {
+			return
+		}
+		if cap(wk.buf) < int(st.Size) {
+			wk.buf = make([]byte, st.Size+st.Size/8+512)
+		}
+		data := wk.buf[:st.Size]
+		n := 0
+		for n < len(data) {
+			m, err := unix.Read(fd, data[n:])
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			if m == 0 {
+				return // the file shrank: leave it to be read
+			}
+			n += m
+		}
+		if time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds() {
+			// A write in the same clock tick as this read would leave the times as they
+			// are: such a file is read by every search until the next build.
+			return
+		}
+		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
+		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
+		var ok bool
+		wk.tris = wk.tris[:0]
+		if !f.binary {
+			if wk.tris, ok = trigram.Of(data, wk.tris, maxFileTrigrams); !ok {
+				return
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if full || x.tri.Postings()+len(wk.tris) > maxPostings {
+			full = true
+			return
+		}
+		f.id = uint32(len(x.files))
+		x.files[j.path] = f
+		x.tri.Add(f.id, wk.tris)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.run(root); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// indexPlan is a search's use of an index: the candidate files of its pattern.
+type indexPlan struct {
+	x         *Index
+	cand      trigram.Bits
+	pruned    atomic.Int64 // files not read
+	unindexed atomic.Int64 // files read because the index did not hold them fresh
+}
+
+// planIndex returns the plan for pattern under x, or nil when x is nil or the pattern
+// does not narrow.
+func planIndex(x *Index, pattern string, ignoreCase, multiline bool) *indexPlan {
+	if x == nil {
+		return nil
+	}
+	flags := syntax.Perl
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	if multiline {
+		flags |= syntax.DotNL
+	}
+	re, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		return nil
+	}
+	cand := x.tri.Candidates(trigram.Plan(re))
+	if cand == nil {
+		return nil
+	}
+	return &indexPlan{x: x, cand: cand}
+}
+
+// skip reports whether the file of j need not be read: the index holds it as it is now
+// and it cannot match. It then counts the file as reading it would have.
+func (g *grep) skip(j *job) bool {
+	p := g.plan
+	if j.parent == nil || j.open != "" {
+		p.unindexed.Add(1)
+		return false
+	}
+	f, ok := p.x.files[j.path]
+	if !ok {
+		p.unindexed.Add(1)
+		return false
+	}
+	if p.cand.Has(f.id) {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(j.parent.fd, j.entry.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size || st.Mtim.Nano() != f.mtime ||
+		st.Ctim.Nano() != f.ctime || st.Ino != f.ino {
+		p.unindexed.Add(1)
+		return false
+	}
+	p.pruned.Add(1)
+	if g.opts.MaxFileSize > 0 && f.size > g.opts.MaxFileSize {
+		g.tooLarge.Add(1)
+		return true
+	}
+	g.searched.Add(1)
+	if f.binary {
+		g.binary.Add(1)
+	}
+	return true
+}
