@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -37,13 +38,16 @@ type Model struct {
 	// out, as a model under OpenAI's strict schemas does.
 	Nulls bool
 
-	mu       sync.Mutex
-	results  map[int]string
-	raw      map[int]string // each result as the API carried it
-	offered  []string                  // the tool names of the last request that offered any
-	schemas  map[string]map[string]any // the input schema of each offered tool
-	requests []string                  // the API of each request, in order
-	URL      string                    // the API's base URL, without a version
+	mu      sync.Mutex
+	results map[int]string
+	raw     map[int]string            // each result as the API carried it
+	offered []string                  // the tool names of the last request that offered any
+	schemas map[string]map[string]any // the input schema of each offered tool
+	// deferred is set when the client offers Boris's tools only through a tool
+	// search (tool_search, then tool_call with the name and arguments), as Qwen Code
+	// does; searched once the search named them.
+	deferred, searched bool
+	URL                string // the API's base URL, without a version
 }
 
 // NewModel starts a fake model API answering with script.
@@ -104,20 +108,59 @@ func (m *Model) toolName(tool string) string {
 	return ""
 }
 
-// next returns the next call to make, with its arguments and the name to call it by,
+// searchID names the call of a client's tool search.
+const searchID = "call_boris_search"
+
+// next returns the next call to make: its id, the name to call it by and its arguments,
 // or ok false when the script is done.
-func (m *Model) next() (step int, name string, args map[string]any, ok bool) {
+func (m *Model) next() (id, name string, args map[string]any, ok bool) {
+	id, name, args, ok = m.nextStep()
 	m.mu.Lock()
-	step = len(m.results)
+	deferred, searched := m.deferred, m.searched
+	m.mu.Unlock()
+	switch {
+	case !ok || !deferred:
+		return id, name, args, ok
+	case !searched:
+		var names []string
+		for _, tool := range borisToolNames {
+			names = append(names, "mcp__boris__"+tool)
+		}
+		return searchID, "tool_search", map[string]any{"query": "select:" + strings.Join(names, ",")}, true
+	}
+	return id, "tool_call", map[string]any{"name": name, "arguments": args}, true
+}
+
+// searchResult notes the Boris tools a tool search named.
+func (m *Model) searchResult(raw json.RawMessage) {
+	names := regexp.MustCompile(`mcp__boris__[a-z_]+`).FindAllString(TextOf(raw), -1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.searched = true
+	for _, name := range names {
+		if !slices.Contains(m.offered, name) {
+			m.offered = append(m.offered, name)
+		}
+	}
+	slices.Sort(m.offered)
+}
+
+func (m *Model) nextStep() (id, name string, args map[string]any, ok bool) {
+	m.mu.Lock()
+	step := len(m.results)
+	deferred, searched := m.deferred, m.searched
 	m.mu.Unlock()
 	if step >= len(m.script) {
-		return step, "", nil, false
+		return "", "", nil, false
+	}
+	if deferred && !searched {
+		return "", "", nil, true
 	}
 	c := m.script[step]
 	name = m.toolName(c.Tool)
 	if name == "" {
 		m.t.Errorf("fake model: step %d calls %s, which the client does not offer (offered: %v)", step, c.Tool, m.Offered())
-		return step, "", nil, false
+		return "", "", nil, false
 	}
 	args = c.Args
 	if c.ArgsFrom != nil {
@@ -132,7 +175,7 @@ func (m *Model) next() (step int, name string, args map[string]any, ok bool) {
 	if m.Nulls {
 		args = m.withNulls(name, args)
 	}
-	return step, name, args, true
+	return callID(step), name, args, true
 }
 
 // withNulls adds null for every property of the tool's schema that args leave out.
@@ -187,19 +230,28 @@ func (m *Model) record(i int, raw json.RawMessage) {
 	m.t.Logf("fake model: result of step %d (%s, %d characters)", i, m.script[i].Tool, len(text))
 }
 
-// offer notes the tools of a request; it returns whether any is Boris's.
+// borisToolNames are Boris's tools by their own names.
+var borisToolNames = []string{"bash", "view", "str_replace", "create_file", "grep", "find", "task_input", "task_output", "task_kill", "task_list"}
+
+// offer notes the tools of a request; it returns whether any is Boris's, or the client
+// offers them through a tool search.
 func (m *Model) offer(tools map[string]map[string]any) bool {
 	boris := false
 	for name := range tools {
-		if strings.Contains(name, "boris") || slices.Contains([]string{"bash", "view", "str_replace", "create_file", "grep", "find", "task_input"}, name) {
+		if strings.Contains(name, "boris") || slices.Contains(borisToolNames, name) {
 			boris = true
 		}
 	}
-	if !boris {
-		return false
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !boris {
+		_, search := tools["tool_search"]
+		_, call := tools["tool_call"]
+		if search && call {
+			m.deferred = true
+		}
+		return search && call
+	}
 	m.offered = m.offered[:0]
 	for name, schema := range tools {
 		m.offered = append(m.offered, name)
@@ -315,16 +367,18 @@ func (m *Model) chat(w http.ResponseWriter, body []byte) {
 		return
 	}
 	for _, msg := range req.Messages {
-		if msg.Role == "tool" {
+		if msg.Role == "tool" && msg.ToolCallID == searchID {
+			m.searchResult(msg.Content)
+		} else if msg.Role == "tool" {
 			m.record(stepOf(msg.ToolCallID), msg.Content)
 		}
 	}
-	step, name, args, ok := m.next()
+	id, name, args, ok := m.next()
 	if !ok {
 		chatAnswer(w, req.Stream, "", nil, FinalText)
 		return
 	}
-	chatAnswer(w, req.Stream, name, args, callID(step))
+	chatAnswer(w, req.Stream, name, args, id)
 }
 
 // chatAnswer answers with a call of tool name (with args, as call id), or with text when
@@ -401,14 +455,14 @@ func (m *Model) responses(w http.ResponseWriter, body []byte) {
 			m.record(stepOf(it.CallID), it.Output)
 		}
 	}
-	step, name, args, ok := m.next()
+	id, name, args, ok := m.next()
 	if !ok {
 		responsesAnswer(w, req.Stream, textItem(FinalText))
 		return
 	}
 	a, _ := json.Marshal(args)
 	responsesAnswer(w, req.Stream, map[string]any{
-		"type": "function_call", "id": fmt.Sprintf("fc_%d", step), "call_id": callID(step),
+		"type": "function_call", "id": "fc_" + id, "call_id": id,
 		"name": name, "arguments": string(a), "status": "completed",
 	})
 }
@@ -507,12 +561,12 @@ func (m *Model) gemini(w http.ResponseWriter, body []byte, stream bool) {
 			n++
 		}
 	}
-	step, name, args, ok := m.next()
+	id, name, args, ok := m.next()
 	if !ok {
 		geminiAnswer(w, stream, map[string]any{"text": FinalText})
 		return
 	}
-	geminiAnswer(w, stream, map[string]any{"functionCall": map[string]any{"id": callID(step), "name": name, "args": args}})
+	geminiAnswer(w, stream, map[string]any{"functionCall": map[string]any{"id": id, "name": name, "args": args}})
 }
 
 func geminiAnswer(w http.ResponseWriter, stream bool, part map[string]any) {
