@@ -238,9 +238,13 @@ func wantFiles(t *testing.T, dir string, files map[string]string) {
 // model's final answer.
 type client func(t *testing.T, m *clitest.Model, srv server)
 
-// runQuick runs the quick set through c over both transports.
-func runQuick(t *testing.T, cli *clitest.CLI, c client, nulls bool) {
-	for _, transport := range []string{"stdio", "http"} {
+// runQuick runs the quick set through c over both transports, with a model that sends
+// null for every optional parameter a call leaves out when nulls is set.
+func runQuick(t *testing.T, cli *clitest.CLI, c client, nulls bool, transports ...string) {
+	if len(transports) == 0 {
+		transports = []string{"stdio", "http"}
+	}
+	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
 			cli.Path(t)
 			dir := testutil.Files(t, quick.files)

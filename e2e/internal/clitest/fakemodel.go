@@ -90,20 +90,19 @@ func (m *Model) WantResult(t *testing.T, i int, want ...string) {
 	}
 }
 
-// toolName is the name the client offers Boris's tool under: the tool's own name, or
-// one that ends in it after a separator and names the server "boris".
+// toolName is the name the client offers Boris's tool under: one that names the server
+// "boris" and ends in the tool's name after a separator, or else the tool's own name.
 func (m *Model) toolName(tool string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, name := range m.offered {
-		if name == tool {
-			return name
-		}
-	}
+	// Prefixed names first: a client may offer its own tool of the same name.
 	for _, name := range m.offered {
 		if strings.Contains(name, "boris") && (strings.HasSuffix(name, "_"+tool) || strings.HasSuffix(name, "-"+tool)) {
 			return name
 		}
+	}
+	if slices.Contains(m.offered, tool) {
+		return tool
 	}
 	return ""
 }
