@@ -1,0 +1,32 @@
+package clients
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mjkoo/boris/e2e/internal/clitest"
+)
+
+// runAgents runs agents.mjs, one turn of an OpenAI Agents SDK agent with Boris as its
+// MCP server and the SDK's default settings, against the fake model's Responses API.
+func runAgents(t *testing.T, m *clitest.Model, srv server) {
+	t.Helper()
+	bin := agentsCLI.Path(t)
+	script, err := filepath.Abs("agents.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(map[string]any{"command": srv.Command, "args": srv.Args, "url": srv.URL, "token": srv.Token})
+	home := t.TempDir()
+	stdout, stderr := runCLI(t, home, []string{
+		"HOME=" + home,
+		"BORIS_E2E_SERVER=" + string(spec),
+		"BORIS_E2E_MODEL_URL=" + m.URL + "/v1",
+		"BORIS_E2E_API=responses",
+	}, 5*time.Minute, bin, script)
+	wantFinal(t, stdout, stderr)
+}
+
+func TestAgents(t *testing.T) { runQuick(t, agentsCLI, runAgents, false) }
