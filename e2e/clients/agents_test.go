@@ -30,3 +30,6 @@ func runAgents(t *testing.T, m *clitest.Model, srv server) {
 }
 
 func TestAgents(t *testing.T) { runQuick(t, agentsCLI, runAgents, false) }
+
+// The Agents SDK gives up on a call after 60 s by default.
+func TestAgentsLongCall(t *testing.T) { runLongCall(t, agentsCLI, runAgents) }

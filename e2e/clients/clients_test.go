@@ -256,7 +256,39 @@ func runQuick(t *testing.T, cli *clitest.CLI, c client, nulls bool, transports .
 				info, version := srv.clientInfo(t)
 				t.Logf("clientInfo %s, protocol version %s", info, version)
 			}
+			t.Logf("a result as the model read it:\n%s", m.Raw(0))
+			t.Logf("an error as the model read it:\n%s", m.Raw(6))
 			quick.verify(t, m, dir)
+		})
+	}
+}
+
+// longCall is a silent command that runs for longer than a client's 60-second timer,
+// and then a call that waits (less than the timer) for the file it writes at its end.
+var longCall = []clitest.Call{
+	{Tool: "bash", Args: map[string]any{"command": "sleep 65; echo long-call-done > done.txt; echo long-call-done", "timeout": 120000}},
+	{Tool: "bash", Args: map[string]any{"command": "for i in $(seq 1 50); do [ -f done.txt ] && break; sleep 1; done; cat done.txt"}},
+}
+
+// runLongCall makes a call longer than the client's timer, over both transports: its
+// result, or a task id and how to read it, must reach the model, and the command must
+// run to its end.
+func runLongCall(t *testing.T, cli *clitest.CLI, c client) {
+	if testing.Short() || os.Getenv("BORIS_E2E_SKIP_LONG") == "1" {
+		t.Skip("a 65 s call; skipped with -short or BORIS_E2E_SKIP_LONG=1")
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			cli.Path(t)
+			t.Parallel()
+			dir := testutil.Files(t, nil)
+			m := clitest.NewModel(t, longCall...)
+			c(t, m, startBoris(t, transport, dir))
+			r, _ := m.Result(0)
+			if !strings.Contains(r, "long-call-done") && !(regexp.MustCompile(`task-\d+`).MatchString(r) && strings.Contains(r, "task_output")) {
+				t.Errorf("the model read neither the long call's result nor a task id and how to read it:\n%s", r)
+			}
+			m.WantResult(t, 1, "long-call-done")
 		})
 	}
 }

@@ -50,3 +50,6 @@ func stopLeftovers(t *testing.T, home string) {
 }
 
 func TestCline(t *testing.T) { runQuick(t, clineCLI, runCline, false) }
+
+// cline gives up on a call after 60 s by default.
+func TestClineLongCall(t *testing.T) { runLongCall(t, clineCLI, runCline) }
