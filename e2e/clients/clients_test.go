@@ -241,6 +241,7 @@ type client func(t *testing.T, m *clitest.Model, srv server)
 // runQuick runs the quick set through c over both transports, with a model that sends
 // null for every optional parameter a call leaves out when nulls is set.
 func runQuick(t *testing.T, cli *clitest.CLI, c client, nulls bool, transports ...string) {
+	t.Parallel()
 	if len(transports) == 0 {
 		transports = []string{"stdio", "http"}
 	}
@@ -277,6 +278,7 @@ func runLongCall(t *testing.T, cli *clitest.CLI, c client) {
 	if testing.Short() || os.Getenv("BORIS_E2E_SKIP_LONG") == "1" {
 		t.Skip("a 65 s call; skipped with -short or BORIS_E2E_SKIP_LONG=1")
 	}
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			cli.Path(t)

@@ -328,7 +328,9 @@ func TextOf(raw json.RawMessage) string {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				walk(v[k])
+				if k != "type" { // a content part's kind, not its text
+					walk(v[k])
+				}
 			}
 		}
 	}
