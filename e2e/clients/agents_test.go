@@ -2,17 +2,22 @@ package clients
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mjkoo/boris/e2e/internal/clitest"
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // runAgents runs agents.mjs, one turn of an OpenAI Agents SDK agent with Boris as its
 // MCP server and the SDK's default settings, against the fake model's Responses API.
 func runAgents(t *testing.T, m *clitest.Model, srv server) {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join("node_modules", "@openai", "agents")); err != nil {
+		testutil.Missing(t, agentsCLI.Require, "the OpenAI Agents SDK is not installed: run `npm ci --prefix e2e/clients`")
+	}
 	bin := agentsCLI.Path(t)
 	script, err := filepath.Abs("agents.mjs")
 	if err != nil {
