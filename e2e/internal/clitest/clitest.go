@@ -85,18 +85,25 @@ func (c *CLI) Path(t *testing.T) string {
 	return path
 }
 
-// Main runs the tests, removes the binary Boris built for them, and, when c was missing,
-// says that its checks did not run.
-func Main(m *testing.M, c *CLI) {
+// Main runs the tests, removes the binary Boris built for them, and, for each of cs that
+// was missing, says that its checks did not run.
+func Main(m *testing.M, cs ...*CLI) {
 	code := m.Run()
 	if borisBin != "" {
 		os.RemoveAll(filepath.Dir(borisBin))
 	}
-	if c.missing.Load() && code == 0 {
+	warned := false
+	for _, c := range cs {
+		if !c.missing.Load() || code != 0 {
+			continue
+		}
 		// `go test ./...` shows a passing package's output only with -v, but it marks
 		// the summary line "[no tests to run]" when the output holds this warning, so
 		// that a run without the CLI says that these checks did not run.
-		fmt.Print("\ntesting: warning: no tests to run\n")
+		if !warned {
+			fmt.Print("\ntesting: warning: no tests to run\n")
+			warned = true
+		}
 		needs := ""
 		if c.Needs != "" {
 			needs = " (" + c.Needs + ")"
