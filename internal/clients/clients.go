@@ -115,8 +115,9 @@ var Profiles = []Profile{
 		Measured: "0.61.0: no cut seen; an error result reaches the model as the escaped JSON of the whole result; 10-minute call timeout",
 	},
 	{
-		Name: "Qwen Code", IDs: []string{"qwen-code-mcp-client", "qwen-code"},
-		Measured: "0.24.4: as Gemini CLI, which it derives from",
+		Name: "Qwen Code", IDs: []string{"qwen-cli-mcp-client", "qwen-code-mcp-client", "qwen-code"},
+		Chars: 25_000, Lines: 1_000,
+		Measured: "0.24.4: calls itself qwen-cli-mcp-client-SERVER; a result over 25,000 characters (or 1,000 lines) is saved on the client's side and the model gets a 2,000-character preview; an error result reaches the model as the escaped JSON of the whole result; 10-minute call timeout",
 	},
 	{
 		Name: "opencode", IDs: []string{"opencode"},
@@ -126,19 +127,22 @@ var Profiles = []Profile{
 	{
 		// The JavaScript SDK names itself after the server it connects to: "stdio: COMMAND"
 		// or "streamable-http: URL" unless the program names the server.
-		Name: "OpenAI Agents SDK (JavaScript)", IDs: []string{"openai-agents", "stdio:", "streamable-http:"},
+		// Given a name, as its examples do, it calls itself by the server's name: "boris" in
+		// Boris's documentation.
+		Name: "OpenAI Agents SDK (JavaScript)", IDs: []string{"openai-agents", "stdio:", "streamable-http:", "boris"},
 		Deadline: 60 * time.Second,
 		Measured: "0.20.0: a 60 s call timeout by default (the timeout option), with no progress token, so nothing extends it; at 60 s the call fails with \"Request timed out\" and is cancelled",
 	},
 	{
-		Name: "GitHub Copilot CLI", IDs: []string{"github-copilot-developer", "copilot"},
+		Name: "GitHub Copilot CLI", IDs: []string{"copilot-cli", "github-copilot-developer", "copilot"},
 		Chars:    20_000,
 		Measured: "1.0.102: a result of 20,000 characters passes, one of 23,500 is replaced by \"Output too large to read at once (N KB). Saved to: …\" and a 500-character preview",
 	},
 	{
-		Name: "cline", IDs: []string{"cline"},
+		Name: "cline", IDs: []string{"@cline/", "cline"},
+		Chars:    8_000,
 		Deadline: 60 * time.Second,
-		Measured: "3.0.65: a 60 s call timeout (timeout in its MCP settings) with no progress token; error results reach the model as the raw result JSON",
+		Measured: "3.0.65: calls itself @cline/core; a 60 s call timeout (timeout in its MCP settings) with no progress token, which over HTTP ends the command; every result reaches the model as the raw result JSON, cut from the middle to about 8,000 characters",
 	},
 	{
 		Name: "MCP Inspector", IDs: []string{"inspector-cli", "inspector-client", "mcp-inspector"},
