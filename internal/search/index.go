@@ -189,7 +189,7 @@ func BuildIndex(ctx context.Context, scope Scope, root, top string) (*Index, err
 		if !wk.niced {
 			// The thread ends with the walk's goroutine, which never unlocks it.
 			runtime.LockOSThread()
-			_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+			idleThread()
 			wk.niced = true
 		}
 		if j.parent == nil || j.open != "" {
