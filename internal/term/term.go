@@ -269,7 +269,7 @@ func (s *Screen) interpret(batch []byte, alt, switches int) {
 		}
 		_, _ = em.Write(seq)
 	}
-	_, _ = em.Write(batch)
+	_, _ = em.Write(capRepeats(batch, s.rows, s.cols))
 	onAlt := em.IsAltScreen()
 	s.mu.Unlock()
 	s.pmu.Lock()

@@ -312,3 +312,43 @@ func TestNoAnswerAfterClose(t *testing.T) {
 		t.Errorf("the terminal got %q after the screen closed, want nothing", b)
 	}
 }
+
+// TestHugeRepeat: a character repeated two billion times (CSI n b) draws at once what it
+// would draw in the end, the cursor where it would end, and the screen closes at once.
+func TestHugeRepeat(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"2000000000", "99999999999999999999999"} {
+		done := make(chan Snapshot, 1)
+		go func() {
+			s := NewScreen(3, 10)
+			s.Write([]byte("x\x1b[" + n + "b"))
+			sn := s.Snapshot()
+			s.Close()
+			done <- sn
+		}()
+		select {
+		case sn := <-done:
+			if want := []string{"xxxxxxxxxx", "xxxxxxxxxx", "xxxxxxxxxx"}; !strings.HasPrefix(strings.Join(sn.Lines, "\n"), strings.Join(want[:2], "\n")) {
+				t.Errorf("n %s: screen %q, want it full of x", n, sn.Lines)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("n %s: the screen did not show a huge repeat within 20s", n)
+		}
+	}
+}
+
+func TestCapRepeats(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"x\x1b[5b", "x\x1b[5b"},
+		{"x\x1b[35b", "x\x1b[35b"},
+		{"x\x1b[36b", "x\x1b[36b"},
+		{"x\x1b[45b", "x\x1b[35b"},
+		{"a\x1b[1000bz\x1b[2Jy\x1b[1001b", "a\x1b[30bz\x1b[2Jy\x1b[31b"},
+		{"\x1b[12;5H\x1b[1000", "\x1b[12;5H\x1b[1000"},
+	} {
+		if got := string(capRepeats([]byte(c.in), 3, 10)); got != c.want {
+			t.Errorf("capRepeats(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
