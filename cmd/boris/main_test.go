@@ -901,8 +901,10 @@ func TestShutdownKillsChainOutOfCgroup(t *testing.T) {
 // TestLeftoversOfKilledServerEnd: what a server that was SIGKILLed left running in its
 // cgroups ends when the next server starts, and the commands of a server that still runs
 // beside them are left alone.
+//
+// It does not run in parallel: any server another test starts meanwhile ends the killed
+// server's leftovers too, before this test can see that the next server did.
 func TestLeftoversOfKilledServerEnd(t *testing.T) {
-	t.Parallel()
 	if os.Geteuid() != 0 || testutil.Cgroup2Root() == "" {
 		testutil.Missing(t, "BORIS_REQUIRE_CGROUP", "needs cgroup v2 that Boris can write to")
 	}
