@@ -45,21 +45,11 @@ func stopLeftovers(t *testing.T, home string) {
 			continue
 		}
 		t.Logf("stopping process %d, left running by the client", pid)
-		stop(pid)
+		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
 }
 
-// stop ends pid, SIGKILL after 5 s of SIGTERM, and returns once it is gone, so that it
-// writes nothing more into the test's directories. It is not the test's child, so its
-// end can only be seen by asking.
-func stop(pid int) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		_ = syscall.Kill(pid, sig)
-		for i := 0; i < 500; i++ {
-			if syscall.Kill(pid, 0) != nil {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
+func TestCline(t *testing.T) { runQuick(t, clineCLI, runCline, false) }
+
+// cline gives up on a call after 60 s by default.
+func TestClineLongCall(t *testing.T) { runLongCall(t, clineCLI, runCline) }
