@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -81,23 +83,20 @@ func init() {
 }
 
 // turnOf finds the client's turn id in a call's _meta: a string under a key that names a
-// turn, or the id inside an object under such a key.
+// turn, or the id inside an object under such a key, as Codex sends it:
+// {"x-codex-turn-metadata": {"turn_id": "…", "turn_trigger": "exec", …}}. Keys are tried in
+// order, so that the same _meta always gives the same turn.
 func turnOf(meta map[string]any) string {
-	for k, v := range meta {
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
 		if !strings.Contains(strings.ToLower(k), "turn") {
 			continue
 		}
-		switch v := v.(type) {
+		switch v := meta[k].(type) {
 		case string:
 			return v
 		case map[string]any:
-			for k2, v2 := range v {
-				if s, ok := v2.(string); ok && strings.Contains(strings.ToLower(k2), "turn") {
-					return s
-				}
-			}
-			for k2, v2 := range v {
-				if s, ok := v2.(string); ok && strings.Contains(strings.ToLower(k2), "id") {
+			for _, id := range []string{"turn_id", "turnId", "id"} {
+				if s, ok := v[id].(string); ok && s != "" {
 					return s
 				}
 			}

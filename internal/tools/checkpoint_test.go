@@ -89,14 +89,17 @@ func TestCheckpointRewindRefusesOutsideChange(t *testing.T) {
 	}
 }
 
-// A client that says which turn a call belongs to (Codex, in _meta) can rewind a turn.
+// A client that says which turn a call belongs to (Codex, in _meta) can rewind a turn. The
+// _meta is what Codex 0.171.0 sends, whose turn object has other strings under "turn" keys.
 func TestCheckpointRewindByTurn(t *testing.T) {
 	t.Parallel()
 	wd, cs := checkpointConfig(t)
 	callIn := func(turn, name string, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args,
-			Meta: mcp.Meta{"x-codex-turn-metadata": map[string]any{"turn_id": turn, "thread_id": "th"}}})
+			Meta: mcp.Meta{"callId": "call_1", "threadId": "th", "progressToken": 1,
+				"x-codex-turn-metadata": map[string]any{"turn_id": turn, "thread_id": "th", "turn_trigger": "exec",
+					"turn_started_at_unix_ms": 1795860690653, "codex_version": "0.171.0", "sandbox_mode": "read-only"}}})
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %s", name, err, textOf(res))
 		}
