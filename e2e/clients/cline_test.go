@@ -45,8 +45,36 @@ func stopLeftovers(t *testing.T, home string) {
 			continue
 		}
 		t.Logf("stopping process %d, left running by the client", pid)
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+		stop(pid)
 	}
+}
+
+// stop ends pid, with SIGKILL after 5 s of SIGTERM, and returns once it is gone, so that
+// it writes nothing more into the test's directories. It is not the test's child, so its
+// end can only be seen by asking (a zombie counts as gone: it writes nothing).
+func stop(pid int) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		_ = syscall.Kill(pid, sig)
+		for range 500 {
+			if gone(pid) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // polling the end of a process that is not ours
+		}
+	}
+}
+
+func gone(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	// The state follows the command's name in parentheses, which may hold any byte.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 func TestCline(t *testing.T) { runQuick(t, clineCLI, runCline, false) }
