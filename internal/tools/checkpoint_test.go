@@ -1,13 +1,21 @@
 package tools_test
 
 import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // checkpointConfig is testConfig with checkpoints kept in a fresh state directory.
@@ -141,4 +149,76 @@ func TestCheckpointsHeldByAnotherBoris(t *testing.T) {
 	if !res.IsError || !strings.Contains(textOf(res), "checkpoints are off") {
 		t.Errorf("checkpoint_list on the second Boris: %v %q; want an error saying checkpoints are off", res.IsError, textOf(res))
 	}
+}
+
+// Each of the command mutations is undone through the tools, byte for byte (modes,
+// symlinks, byte order marks, line endings), and the rewind itself is undone by rewinding
+// to its rescue checkpoint; .git is never written by a rewind.
+func TestCommandMutationsRewindByCalls(t *testing.T) {
+	t.Parallel()
+	for _, m := range testutil.Mutations {
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			wd, cs := checkpointConfig(t)
+			setup := exec.Command("sh", "-c", testutil.MutationSetup)
+			setup.Dir = wd
+			if out, err := setup.CombinedOutput(); err != nil {
+				t.Fatalf("setup: %v\n%s", err, out)
+			}
+			before := testutil.Tree(t, wd)
+			res := call(t, cs, "bash", map[string]any{"command": m.Script})
+			cp := checkpointLineRE.FindStringSubmatch(textOf(res))
+			if res.IsError || cp == nil {
+				t.Fatalf("bash %q:\n%s\nwant a checkpoint line", m.Script, textOf(res))
+			}
+			after := testutil.Tree(t, wd)
+			git := gitState(t, wd)
+			dry := call(t, cs, "rewind", map[string]any{"to": cp[1]})
+			if dry.IsError || !maps.Equal(after, testutil.Tree(t, wd)) {
+				t.Fatalf("dry run (isError %v) changed the tree or failed:\n%s", dry.IsError, textOf(dry))
+			}
+			res = call(t, cs, "rewind", map[string]any{"to": cp[1], "dry_run": false})
+			rescue := regexp.MustCompile(`rewind \{"to": "(cp-\d+)"`).FindStringSubmatch(textOf(res))
+			if res.IsError || rescue == nil {
+				t.Fatalf("rewind to %s:\n%s", cp[1], textOf(res))
+			}
+			if got := testutil.Tree(t, wd); !maps.Equal(before, got) {
+				t.Fatalf("after rewind to %s:\n got %v\nwant %v", cp[1], got, before)
+			}
+			if g := gitState(t, wd); g != git {
+				t.Errorf("the rewind wrote .git: %s, was %s", g, git)
+			}
+			res = call(t, cs, "rewind", map[string]any{"to": rescue[1], "dry_run": false})
+			if res.IsError {
+				t.Fatalf("rewind to the rescue checkpoint %s:\n%s", rescue[1], textOf(res))
+			}
+			if got := testutil.Tree(t, wd); !maps.Equal(after, got) {
+				t.Fatalf("after undoing the rewind:\n got %v\nwant %v", got, after)
+			}
+		})
+	}
+}
+
+// gitState sums every file under wd/.git with its modification time, or says there is none.
+func gitState(t *testing.T, wd string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(filepath.Join(wd, ".git"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %v %d %d\n", p, info.Mode(), info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no .git"
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
