@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mjkoo/boris/internal/testutil"
 )
 
 // tree is a workspace as a map: path → "file 0644 <content>", "dir 0755", "link -> target".
@@ -72,64 +74,30 @@ func openTracker(t testing.TB, root, state string) *Tracker {
 	return tr
 }
 
-const setup = `
-printf 'alpha\r\nbeta\r\n' > crlf.txt
-printf '\xef\xbb\xbfbom line\n' > bom.txt
-printf 'no newline' > plain.txt
-mkdir -p src/pkg && printf 'package pkg\n' > src/pkg/a.go && printf 'x\n' > src/b.txt
-printf '#!/bin/sh\necho hi\n' > run.sh && chmod 755 run.sh
-ln -s plain.txt link
-mkdir empty
-`
+// setup and the command mutations a checkpoint must undo byte for byte are shared with the
+// tools' tests: each mutation runs after setup, is captured, and rewound; the tree must then
+// be what it was, and rewinding the rewind must bring back what the command made.
+const setup = testutil.MutationSetup
 
-// The command mutations a checkpoint must undo byte for byte: each runs after setup, is
-// captured, and rewound; the tree must then be what it was, and rewinding the rewind must
-// bring back what the command made.
-var mutations = []struct{ name, script string }{
-	{"sed -i", `sed -i 's/alpha/ALPHA/' crlf.txt`},
-	{"heredoc", "cat > new.txt <<'EOF'\nmade\nby heredoc\nEOF"},
-	{"redirect truncates", `: > plain.txt`},
-	{"append", `echo more >> bom.txt`},
-	{"rm -rf", `rm -rf src`},
-	{"rm -rf everything", `rm -rf ./* ./.[!.]* 2>/dev/null || true`},
-	{"mv file", `mv plain.txt moved.txt`},
-	{"mv directory", `mv src lib`},
-	{"mv over", `mv bom.txt crlf.txt`},
-	{"cp -r", `cp -r src src2`},
-	{"chmod", `chmod 600 run.sh && chmod 700 src`},
-	{"symlink swap", `ln -sfn crlf.txt link`},
-	{"symlink to directory", `rm link && ln -s src link`},
-	{"file replaced by folder", `rm plain.txt && mkdir plain.txt && echo in > plain.txt/inner`},
-	{"folder replaced by file", `rm -rf src && echo now a file > src`},
-	{"mkdir -p deep", `mkdir -p a/b/c/d && echo deep > a/b/c/d/e.txt`},
-	{"touch empty file", `touch empty/new`},
-	{"rmdir", `rmdir empty`},
-	{"same size same time", `printf 'ALPHA\r\nbeta\r\n' > x && touch -r crlf.txt x && mv x crlf.txt`},
-	{"binary", `head -c 3000 /dev/urandom > blob.bin`},
-	{"many files", `for i in $(seq 1 300); do echo $i > src/f$i; done`},
-	{"truncate and write", `truncate -s 2 crlf.txt`},
-	{"setuid bits", `chmod 4755 run.sh`},
-	{"dangling symlink", `ln -s nowhere dangling`},
-	{"rename chain", `mv crlf.txt t && mv bom.txt crlf.txt && mv t bom.txt`},
-}
+var mutations = testutil.Mutations
 
 func TestCommandMutationsRewind(t *testing.T) {
 	t.Parallel()
 	for _, m := range mutations {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			sh(t, root, setup)
 			tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
 			before := tree(t, root)
-			sh(t, root, m.script)
+			sh(t, root, m.Script)
 			after := tree(t, root)
-			cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash", Call: m.script})
+			cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash", Call: m.Script})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if cp == nil {
-				t.Fatalf("Capture after %q = nil, want a checkpoint", m.script)
+				t.Fatalf("Capture after %q = nil, want a checkpoint", m.Script)
 			}
 			if u := cp.Unrestorable(); len(u) > 0 {
 				t.Errorf("unrestorable: %v", u)
@@ -173,7 +141,7 @@ func TestCommandMutationsRewind(t *testing.T) {
 func TestCommandMutationsRewindByWalk(t *testing.T) {
 	t.Parallel()
 	for _, m := range mutations {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			sh(t, root, setup)
@@ -182,7 +150,7 @@ func TestCommandMutationsRewindByWalk(t *testing.T) {
 			tr.walkAll = true // as after a queue overflow
 			tr.mu.Unlock()
 			before := tree(t, root)
-			sh(t, root, m.script)
+			sh(t, root, m.Script)
 			cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
 			if err != nil || cp == nil {
 				t.Fatalf("Capture = %v, %v", cp, err)
