@@ -2,8 +2,6 @@ package checkpoint
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,42 +13,8 @@ import (
 	"github.com/mjkoo/boris/internal/testutil"
 )
 
-// tree is a workspace as a map: path → "file 0644 <content>", "dir 0755", "link -> target".
-func tree(t testing.TB, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == "." {
-			return nil
-		}
-		if d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link -> " + target
-		case info.IsDir():
-			out[rel] = fmt.Sprintf("dir %o", info.Mode()&modeBits)
-		default:
-			data, _ := os.ReadFile(p)
-			out[rel] = fmt.Sprintf("file %o %q", info.Mode()&modeBits, data)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// tree is a workspace as a map: path → its kind, mode and content or target.
+var tree = testutil.Tree
 
 func sh(t testing.TB, dir, script string) {
 	t.Helper()
