@@ -99,7 +99,8 @@ func (s *Server) WatchHandler(host string) http.Handler {
 	if token == "" {
 		token = s.watchKey
 	}
-	return watch.Handler(s.hub, watch.HandlerOptions{Token: token, Loopback: loopback.Host(host)})
+	return watch.Handler(s.hub, watch.HandlerOptions{Token: token, Loopback: loopback.Host(host),
+		Rewind: tools.ViewRewinder(tools.Deps{Config: s.cfg, Logger: s.log, Checkpoints: s.checkpoints})})
 }
 
 // WatchKey returns the key the live view needs on a server without a token whose commands

@@ -55,6 +55,10 @@ type Event struct {
 	DurationMS int64  `json:"duration_ms,omitempty"`
 	Diff       string `json:"diff,omitempty"`
 	Summary    string `json:"summary,omitempty"`
+	// Checkpoint names the state just before the call ran, when the call changed files
+	// (for a rewind, the rescue checkpoint that undoes it); Files is how many it changed.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Files      int    `json:"files,omitempty"`
 
 	// Output.
 	Stream string `json:"stream,omitempty"` // stdout or stderr
