@@ -30,7 +30,7 @@ func checkpointed[In, Out any](hs *handlers, name string, h mcp.ToolHandlerFor[I
 	}
 	cps := hs.Checkpoints
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
+		if err := captureBetween(ctx, cps); err != nil {
 			hs.Logger.Warn("checkpoints: capturing changes made between calls", "err", err)
 		}
 		res, out, err := h(ctx, req, in)
@@ -50,6 +50,16 @@ func checkpointed[In, Out any](hs *handlers, name string, h mcp.ToolHandlerFor[I
 		}
 		return res, out, err
 	}
+}
+
+// captureBetween records what changed since the last capture, outside any call (a
+// background task, an editor), as a checkpoint of its own, which the live view shows.
+func captureBetween(ctx context.Context, cps *checkpoint.Tracker) error {
+	c, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"})
+	if c != nil {
+		watch.CallFrom(ctx).BetweenCalls(c.ID, len(c.Changes))
+	}
+	return err
 }
 
 func contains(list []string, s string) bool {
@@ -212,7 +222,7 @@ func (h *handlers) checkpointList(ctx context.Context, req *mcp.CallToolRequest,
 	if err := cps.Off(ctx); err != nil {
 		return nil, nil, errorf(CodeUnsupported, "checkpoints are off: %v", err)
 	}
-	if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
+	if err := captureBetween(ctx, cps); err != nil {
 		return nil, nil, err
 	}
 	limit := in.Limit
@@ -499,7 +509,7 @@ func (h *handlers) checkpoint(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
+	if err := captureBetween(ctx, cps); err != nil {
 		return nil, nil, err
 	}
 	info := h.callInfo(req, "checkpoint")

@@ -273,4 +273,11 @@ func TestBrowserRewind(t *testing.T) {
 	if got, err := os.ReadFile(made); string(got) != "new\n" {
 		t.Errorf("made.txt after undoing the rewind = %q, %v", got, err)
 	}
+
+	// A change made between calls shows, as the next call starts, with a button of its own.
+	if err := os.WriteFile(filepath.Join(cfg.Workdir, "hand.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-callAsync(t, cs, "bash", map[string]any{"command": "true"})
+	p.waitFor("the change between calls", `(() => { const b = document.querySelector(".between"); return b && b.nextElementSibling && b.nextElementSibling.matches(".call[data-tool=bash]") && /cp-\d+/.test(b.querySelector(".cpid").textContent) && b.textContent.includes("1 file changed") && b.querySelector("button.rewind"); })()`)
 }

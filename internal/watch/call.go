@@ -73,6 +73,15 @@ func (c *Call) SetCheckpoint(id string, files int) {
 	}
 }
 
+// BetweenCalls shows the checkpoint of changes made between calls (its id, and how many
+// files they changed), found as this call started, as an event of its own: the person
+// watching may rewind to it as to a call's.
+func (c *Call) BetweenCalls(id string, files int) {
+	if c != nil {
+		c.hub.Publish(Event{Kind: KindCheckpoint, Session: c.session, Call: c.id, Checkpoint: id, Files: files, Summary: "changes made between calls"})
+	}
+}
+
 // OnStop lets the person watching stop the call: f must make the handler return soon,
 // with a result that says the user stopped it. It holds until the call returns.
 func (c *Call) OnStop(f func()) {

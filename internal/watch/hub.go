@@ -27,6 +27,9 @@ const (
 	KindTask       = "task"        // a background task started
 	KindTaskEnd    = "task_end"    // it ended
 	KindDropped    = "dropped"     // this subscriber missed Count events
+	// KindCheckpoint: changes made between calls (by a background task, an editor, the
+	// user) were found as a call started, and recorded as a checkpoint of their own.
+	KindCheckpoint = "checkpoint"
 )
 
 // Event is one thing that happened. Only the fields its kind needs are set.

@@ -330,3 +330,35 @@ func TestRewindNotOffered(t *testing.T) {
 		})
 	}
 }
+
+// Changes made between calls (here by hand) show, as the next call starts, as a checkpoint
+// of their own that the view rewinds to like a call's; being outside Boris's calls, only
+// with force.
+func TestBetweenCallsCheckpointShown(t *testing.T) {
+	ts, srv, cfg := viewServer(t, nil)
+	f := follow(t, srv.Watch())
+	cs := httpClient(t, ts)
+	<-callAsync(t, cs, "bash", map[string]any{"command": "true"}) // the baseline is built
+	f.until("first end", func(e watch.Event) bool { return e.Kind == watch.KindCallEnd })
+	hand := filepath.Join(cfg.Workdir, "hand.txt")
+	if err := os.WriteFile(hand, []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-callAsync(t, cs, "bash", map[string]any{"command": "true"})
+	start := f.until("second call", func(e watch.Event) bool { return e.Kind == watch.KindCall })
+	between := f.until("between calls", func(e watch.Event) bool { return e.Kind == watch.KindCheckpoint || e.Kind == watch.KindCallEnd })
+	if between.Kind != watch.KindCheckpoint || between.Call != start.Call || between.Files != 1 || between.Checkpoint == "" || between.Session != start.Session {
+		t.Fatalf("after the call's start = %+v, want the checkpoint of the change made by hand", between)
+	}
+	if end := f.until("second end", func(e watch.Event) bool { return e.Kind == watch.KindCallEnd }); end.Checkpoint != "" {
+		t.Errorf("bash true's end names checkpoint %s", end.Checkpoint)
+	}
+	dry := rewindView(t, ts, between.Checkpoint, true, false)
+	if len(dry.Actions) != 1 || dry.Actions[0].Path != "hand.txt" || dry.Actions[0].Conflict == "" {
+		t.Errorf("dry run = %+v, want hand.txt refused without force", dry)
+	}
+	rewindView(t, ts, between.Checkpoint, false, true)
+	if _, err := os.Lstat(hand); !os.IsNotExist(err) {
+		t.Errorf("hand.txt after the rewind: %v, want it gone", err)
+	}
+}

@@ -232,7 +232,7 @@
     calls.set(e.call, card);
     while (callsEl.children.length > MAX_CALLS) {
       const old = callsEl.firstElementChild;
-      calls.delete(Number(old.id.slice(5)));
+      if (old.id) calls.delete(Number(old.id.slice(5)));
       old.remove();
     }
   }
@@ -301,6 +301,18 @@
         if (host) appendOutput(host.querySelector("pre.out"), e.stream, e.text || "");
         break;
       }
+      case "checkpoint": {
+        // Changes made between calls, found as this call started: shown before it.
+        const div = el("div", "between");
+        div.dataset.session = e.session || "";
+        div.appendChild(el("span", "time", clock(e.time)));
+        div.appendChild(el("span", "dim", " changes made between calls (a background task, an editor) "));
+        div.appendChild(checkpointLine(e));
+        if (!shown(div.dataset.session)) div.classList.add("hidden");
+        const card = calls.get(e.call);
+        if (card) callsEl.insertBefore(div, card); else callsEl.appendChild(div);
+        break;
+      }
       case "dropped":
         callsEl.appendChild(el("div", "notice", "[" + e.count + " older events were dropped: the history is bounded]"));
         break;
@@ -310,7 +322,7 @@
   }
 
   filterEl.addEventListener("change", () => {
-    for (const c of document.querySelectorAll(".call, .task")) c.classList.toggle("hidden", !shown(c.dataset.session));
+    for (const c of document.querySelectorAll(".call, .task, .between")) c.classList.toggle("hidden", !shown(c.dataset.session));
   });
   pauseEl.addEventListener("click", () => {
     paused = !paused;
