@@ -172,3 +172,43 @@ func TestAuditReadable(t *testing.T) {
 		t.Errorf("log has JSON escapes:\n%s", got)
 	}
 }
+
+// TestAuditLogsViewRewind: a rewind done from the live view is logged beside the tool
+// calls, with the checkpoint rewound to and the one that undoes it; a dry run is not.
+func TestAuditLogsViewRewind(t *testing.T) {
+	t.Parallel()
+	cfg := newConfig(t)
+	cfg.Checkpoints, cfg.StateDir = true, t.TempDir()
+	var logs lockedBuffer
+	srv, err := New(&cfg, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cs := testutil.Connect(t, srv.MCP(), nil)
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "create_file", Arguments: map[string]any{"path": "a.txt", "content": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	rewind := srv.viewRewinder()
+	if _, err := rewind(t.Context(), "cp-1", true, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rewind(t.Context(), "cp-1", false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rewind(t.Context(), "cp-99", false, false); err == nil {
+		t.Fatal("a rewind to cp-99 was not refused")
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "rewind from the live view" {
+			got = append(got, fmt.Sprintf("%v %v %v", e["to"], e["outcome"], e["rescue"]))
+		}
+	}
+	want := []string{"cp-1 ok " + res.Rescue, "cp-99 refused <nil>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("logged rewinds %q, want %q", got, want)
+	}
+}

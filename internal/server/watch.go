@@ -99,7 +99,32 @@ func (s *Server) WatchHandler(host string) http.Handler {
 	if token == "" {
 		token = s.watchKey
 	}
-	return watch.Handler(s.hub, watch.HandlerOptions{Token: token, Loopback: loopback.Host(host)})
+	return watch.Handler(s.hub, watch.HandlerOptions{Token: token, Loopback: loopback.Host(host), Rewind: s.viewRewinder()})
+}
+
+// viewRewinder is how the person watching rewinds the workspace: the rewind tool's way,
+// each rewind done (not a dry run) logged beside the tool calls. Nil when the rewind tool
+// is not offered.
+func (s *Server) viewRewinder() watch.Rewinder {
+	rewind := tools.ViewRewinder(tools.Deps{Config: s.cfg, Logger: s.log, Checkpoints: s.checkpoints})
+	if rewind == nil {
+		return nil
+	}
+	return func(ctx context.Context, to string, dry, force bool) (*watch.Rewind, error) {
+		start := time.Now()
+		res, err := rewind(ctx, to, dry, force)
+		if dry {
+			return res, err
+		}
+		attrs := []any{"to", to, "force", force, "duration_ms", time.Since(start).Milliseconds()}
+		if err != nil {
+			attrs = append(attrs, "outcome", "refused", "err", err)
+		} else {
+			attrs = append(attrs, "outcome", "ok", "paths", len(res.Actions), "rescue", res.Rescue)
+		}
+		s.log.Info("rewind from the live view", attrs...)
+		return res, err
+	}
 }
 
 // WatchKey returns the key the live view needs on a server without a token whose commands

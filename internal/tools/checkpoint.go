@@ -31,7 +31,7 @@ func checkpointed[In, Out any](hs *handlers, name string, h mcp.ToolHandlerFor[I
 	}
 	cps := hs.Checkpoints
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
+		if err := captureBetween(ctx, cps); err != nil {
 			hs.Logger.Warn("checkpoints: capturing changes made between calls", "err", err)
 		}
 		res, out, err := h(ctx, req, in)
@@ -39,6 +39,9 @@ func checkpointed[In, Out any](hs *handlers, name string, h mcp.ToolHandlerFor[I
 		c, cerr := cps.Capture(context.WithoutCancel(ctx), hs.callInfo(req, name))
 		if cerr != nil {
 			hs.Logger.Warn("checkpoints: capturing a call's changes", "tool", name, "err", cerr)
+		}
+		if c != nil {
+			watch.CallFrom(ctx).SetCheckpoint(c.ID, len(c.Changes))
 		}
 		if c != nil && err == nil {
 			if res == nil {
@@ -48,6 +51,16 @@ func checkpointed[In, Out any](hs *handlers, name string, h mcp.ToolHandlerFor[I
 		}
 		return res, out, err
 	}
+}
+
+// captureBetween records what changed since the last capture, outside any call (a
+// background task, an editor), as a checkpoint of its own, which the live view shows.
+func captureBetween(ctx context.Context, cps *checkpoint.Tracker) error {
+	c, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"})
+	if c != nil {
+		watch.CallFrom(ctx).BetweenCalls(c.ID, len(c.Changes))
+	}
+	return err
 }
 
 func contains(list []string, s string) bool {
@@ -207,7 +220,7 @@ func (h *handlers) checkpointList(ctx context.Context, req *mcp.CallToolRequest,
 	if err := cps.Off(ctx); err != nil {
 		return nil, nil, errorf(CodeUnsupported, "checkpoints are off: %v", err)
 	}
-	if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
+	if err := captureBetween(ctx, cps); err != nil {
 		return nil, nil, err
 	}
 	limit := in.Limit
@@ -373,9 +386,10 @@ func (h *handlers) rewind(ctx context.Context, req *mcp.CallToolRequest, in Rewi
 		paths = append(paths, rel)
 	}
 	dry := in.DryRun == nil || *in.DryRun
-	info := h.callInfo(req, "rewind")
-	info.Call = "rewind to " + to
-	plan, err := cps.Rewind(ctx, to, paths, dry, in.Force, info)
+	plan, err := rewindTo(ctx, cps, to, paths, dry, in.Force, h.callInfo(req, "rewind"))
+	if plan != nil && plan.Rescue != nil {
+		watch.CallFrom(ctx).SetCheckpoint(plan.Rescue.ID, len(plan.Rescue.Changes))
+	}
 	var ce *checkpoint.ConflictError
 	if errors.As(err, &ce) {
 		return nil, nil, errorf(CodeStale, "%v; nothing was changed. Look at them (checkpoint_diff), then rewind again with force true to overwrite them, or with paths that leave them out", err)
@@ -384,6 +398,37 @@ func (h *handlers) rewind(ctx context.Context, req *mcp.CallToolRequest, in Rewi
 		return nil, nil, checkpointError(err)
 	}
 	return text(rewindText(plan, dry, in.Force)), nil, nil
+}
+
+// rewindTo is what a rewind does, from the rewind tool or the live view alike: the
+// tracker records the rescue checkpoint for info, then puts the paths back.
+func rewindTo(ctx context.Context, cps *checkpoint.Tracker, to string, paths []string, dry, force bool, info checkpoint.CallInfo) (*checkpoint.Plan, error) {
+	info.Call = "rewind to " + to
+	return cps.Rewind(ctx, to, paths, dry, force, info)
+}
+
+// ViewRewinder returns how the live view rewinds the workspace for the person watching:
+// as the rewind tool does, described as the tool describes it. Nil when the rewind tool
+// is not offered (checkpoints off, or the tool disabled), so the view offers none either.
+func ViewRewinder(d Deps) watch.Rewinder {
+	if d.Checkpoints == nil || d.Config == nil || !slices.Contains(Enabled(d.Config), "rewind") {
+		return nil
+	}
+	cps := d.Checkpoints
+	return func(ctx context.Context, to string, dry, force bool) (*watch.Rewind, error) {
+		plan, err := rewindTo(ctx, cps, to, nil, dry, force, checkpoint.CallInfo{Tool: "rewind", Session: "live view"})
+		if err != nil {
+			return nil, err
+		}
+		out := &watch.Rewind{To: plan.To, DryRun: dry, Actions: []watch.RewindAction{}, Failed: plan.Failed, Text: rewindText(plan, dry, force)}
+		for _, a := range plan.Actions {
+			out.Actions = append(out.Actions, watch.RewindAction{Path: a.Path, Do: restoreWord(a), Conflict: a.Conflict, Lost: a.Lost})
+		}
+		if plan.Rescue != nil {
+			out.Rescue, out.RescueFiles = plan.Rescue.ID, len(plan.Rescue.Changes)
+		}
+		return out, nil
+	}
 }
 
 // resolveTo turns "turn:ID" into the first checkpoint of that turn.
@@ -462,7 +507,7 @@ func (h *handlers) checkpoint(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := cps.Capture(ctx, checkpoint.CallInfo{Call: "changes made between calls"}); err != nil {
+	if err := captureBetween(ctx, cps); err != nil {
 		return nil, nil, err
 	}
 	info := h.callInfo(req, "checkpoint")
@@ -471,6 +516,7 @@ func (h *handlers) checkpoint(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
+	watch.CallFrom(ctx).SetCheckpoint(c.ID, len(c.Changes))
 	return text(fmt.Sprintf("Checkpoint %s marks the workspace as it is now (%q). rewind {\"to\": \"%s\", \"dry_run\": false} comes back to it.\n", c.ID, in.Label, c.ID)), nil, nil
 }
 

@@ -1,6 +1,8 @@
 package watch_test
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -8,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
 	"github.com/mjkoo/boris/internal/testutil"
 )
@@ -37,6 +41,60 @@ func browser(t *testing.T) string {
 	return ""
 }
 
+// page is a headless Chromium tab.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// newPage starts Chromium at exe, ended with the test.
+func newPage(t *testing.T, exe string) *page {
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return &page{t: t, ctx: ctx}
+}
+
+func (p *page) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, actions...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (p *page) eval(expr string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls the page until expr is true.
+func (p *page) waitFor(what, expr string) {
+	p.t.Helper()
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+		p.t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
 // TestBrowser drives the page in headless Chromium while an MCP client works over HTTP:
 // streamed lines appear while the command runs, then its exit status; an edit shows its
 // diff; the stop buttons stop a command and a background task.
@@ -55,44 +113,8 @@ func TestBrowser(t *testing.T) {
 		ts.Close()
 	})
 
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 860),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", expr, err)
-		}
-		return v
-	}
-	// Polls the page until expr is true.
-	waitFor := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-	}
+	p := newPage(t, exe)
+	ctx, run, eval, waitFor := p.ctx, p.run, p.eval, p.waitFor
 
 	// The token is exchanged for a cookie; the address bar no longer shows it.
 	run("open the page", chromedp.Navigate(ts.URL+"/watch?token="+token))
@@ -180,4 +202,82 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// TestBrowserRewind rewinds from the page: a command's call shows its checkpoint; "Rewind
+// to here" lists the dry run and changes nothing until confirmed; the rewind puts the files
+// back byte for byte and shows as a call of its own, whose checkpoint undoes it, refused
+// over a hand edit until force is ticked.
+func TestBrowserRewind(t *testing.T) {
+	exe := browser(t)
+	orig := []byte("line one\r\nβ\x00 binary\n")
+	ts, _, cfg := viewServer(t, func(cfg *config.Config) {
+		if err := os.WriteFile(filepath.Join(cfg.Workdir, "keep.txt"), orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	keep, made := filepath.Join(cfg.Workdir, "keep.txt"), filepath.Join(cfg.Workdir, "made.txt")
+	p := newPage(t, exe)
+	p.run("open the page", chromedp.Navigate(ts.URL+"/watch?token="+viewToken))
+	p.waitFor("the stream is live", `document.querySelector("#conn.live") !== null`)
+	cs := httpClient(t, ts)
+
+	res := <-callAsync(t, cs, "bash", map[string]any{"command": "printf 'changed\\n' > keep.txt; echo new > made.txt"})
+	m := checkpointLine.FindStringSubmatch(textOf(res))
+	if m == nil {
+		t.Fatalf("bash result:\n%s", textOf(res))
+	}
+	bash := `.call[data-tool=bash]`
+	p.waitFor("the call's checkpoint", fmt.Sprintf(`(() => { const c = document.querySelector(%q); return c && c.querySelector(".cpid").textContent === %q && c.textContent.includes("2 files changed"); })()`, bash+" .checkpoint", m[1]))
+
+	p.run("ask for the dry run", chromedp.Click(chromedp.CSS(bash+" button.rewind")))
+	panel := bash + " .rewind-panel"
+	p.waitFor("the dry run's list", fmt.Sprintf(`(() => { const l = document.querySelector(%q); return l && l.textContent.includes("restore keep.txt") && l.textContent.includes("remove file made.txt"); })()`, panel+" ul.actions"))
+	if got := p.eval(fmt.Sprintf(`document.querySelector(%q) ? "force offered" : ""`, panel+" .force")); got != "" {
+		t.Error("the force box shows though the dry run names no conflict")
+	}
+	if got := readFile(t, keep); string(got) != "changed\n" {
+		t.Fatalf("the dry run changed keep.txt to %q", got)
+	}
+
+	p.run("confirm", chromedp.Click(chromedp.CSS(panel+" button.confirm")))
+	p.waitFor("the rewind's result", fmt.Sprintf(`(() => { const r = document.querySelector(%q); return r && /checkpoint cp-\d+/.test(r.textContent); })()`, panel+".done .rescue"))
+	if got := readFile(t, keep); !bytes.Equal(got, orig) {
+		t.Errorf("keep.txt after the rewind = %q, want %q", got, orig)
+	}
+	if _, err := os.Lstat(made); !os.IsNotExist(err) {
+		t.Errorf("made.txt after the rewind: %v, want it gone", err)
+	}
+	rescue := regexp.MustCompile(`cp-\d+`).FindString(p.eval(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .rescue")))
+	rw := `.call[data-tool=rewind]`
+	p.waitFor("the rewind as a call of its own", fmt.Sprintf(`(() => { const c = document.querySelector(%q); return c && c.querySelector(".sess").textContent === "live view" && c.querySelector(".cpid") && c.querySelector(".cpid").textContent === %q; })()`, rw, rescue))
+
+	// Undoing the rewind over a hand edit: named, refused, then forced.
+	if err := os.WriteFile(keep, []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.run("ask to undo the rewind", chromedp.Click(chromedp.CSS(rw+" button.rewind")))
+	undo := rw + " .rewind-panel"
+	p.waitFor("the hand edit named", fmt.Sprintf(`(() => { const l = document.querySelector(%q); return l && l.textContent.includes("keep.txt (refused without force"); })()`, undo+" li.conflict"))
+	p.run("confirm without force", chromedp.Click(chromedp.CSS(undo+" button.confirm")))
+	p.waitFor("the refusal", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e && e.textContent.includes("keep.txt") && e.textContent.includes("force"); })()`, undo+" .error"))
+	if got := readFile(t, keep); string(got) != "by hand\n" {
+		t.Fatalf("a refused rewind changed keep.txt to %q", got)
+	}
+	p.run("tick force", chromedp.Click(chromedp.CSS(undo+" .force input")))
+	p.run("confirm with force", chromedp.Click(chromedp.CSS(undo+" button.confirm")))
+	p.waitFor("the forced rewind's result", fmt.Sprintf(`document.querySelector(%q) !== null`, undo+".done .rescue"))
+	if got := readFile(t, keep); string(got) != "changed\n" {
+		t.Errorf("keep.txt after undoing the rewind = %q", got)
+	}
+	if got, err := os.ReadFile(made); string(got) != "new\n" {
+		t.Errorf("made.txt after undoing the rewind = %q, %v", got, err)
+	}
+
+	// A change made between calls shows, as the next call starts, with a button of its own.
+	if err := os.WriteFile(filepath.Join(cfg.Workdir, "hand.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-callAsync(t, cs, "bash", map[string]any{"command": "true"})
+	p.waitFor("the change between calls", `(() => { const b = document.querySelector(".between"); return b && b.nextElementSibling && b.nextElementSibling.matches(".call[data-tool=bash]") && /cp-\d+/.test(b.querySelector(".cpid").textContent) && b.textContent.includes("1 file changed") && b.querySelector("button.rewind"); })()`)
 }

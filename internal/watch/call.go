@@ -28,6 +28,9 @@ type Call struct {
 
 	result any // the handler's structured result, whether or not the client gets it
 
+	checkpoint string // the checkpoint the call made, if it changed files
+	files      int
+
 	mu      sync.Mutex
 	release func()
 }
@@ -58,6 +61,24 @@ func (c *Call) Output(stream int, p []byte) {
 func (c *Call) SetResult(v any) {
 	if c != nil {
 		c.result = v
+	}
+}
+
+// SetCheckpoint records the checkpoint the call made (its id, and how many files it
+// changed), which its end shows and which the person watching may rewind to. It is called
+// from the handler's goroutine, before the call returns.
+func (c *Call) SetCheckpoint(id string, files int) {
+	if c != nil {
+		c.checkpoint, c.files = id, files
+	}
+}
+
+// BetweenCalls shows the checkpoint of changes made between calls (its id, and how many
+// files they changed), found as this call started, as an event of its own: the person
+// watching may rewind to it as to a call's.
+func (c *Call) BetweenCalls(id string, files int) {
+	if c != nil {
+		c.hub.Publish(Event{Kind: KindCheckpoint, Session: c.session, Call: c.id, Checkpoint: id, Files: files, Summary: "changes made between calls"})
 	}
 }
 

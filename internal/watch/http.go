@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -36,6 +37,9 @@ type HandlerOptions struct {
 	Loopback bool
 	// MaxStreams caps the event streams open at once: [DefaultMaxStreams] if 0.
 	MaxStreams int
+	// Rewind, when set, lets the person watching rewind the workspace to a call's
+	// checkpoint (POST /watch/rewind); without it the page offers no rewind.
+	Rewind Rewinder
 }
 
 // DefaultMaxStreams is how many event streams may be open at once. Past it, a new watcher
@@ -52,8 +56,8 @@ const writeTimeout = 30 * time.Second
 const maxBatch = 64 << 10
 
 // Handler serves the page at /watch, its assets under /watch/, the event stream at
-// /watch/events and the stop action at /watch/stop (POST). Mount it at both "/watch"
-// and "/watch/".
+// /watch/events, the stop action at /watch/stop (POST) and, with o.Rewind, the rewind
+// action at /watch/rewind (POST). Mount it at both "/watch" and "/watch/".
 func Handler(h *Hub, o HandlerOptions) http.Handler {
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = DefaultMaxStreams
@@ -69,6 +73,7 @@ func Handler(h *Hub, o HandlerOptions) http.Handler {
 	mux.HandleFunc("GET /watch/{$}", w.index)
 	mux.HandleFunc("GET /watch/events", w.events)
 	mux.HandleFunc("POST /watch/stop", w.stop)
+	mux.HandleFunc("POST /watch/rewind", w.rewind)
 	mux.HandleFunc("GET /watch/app.js", w.asset("app.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /watch/app.css", w.asset("app.css", "text/css; charset=utf-8"))
 	return w.guard(mux)
@@ -144,7 +149,16 @@ func (w *web) index(rw http.ResponseWriter, r *http.Request) {
 		plain(rw, http.StatusUnauthorized, "this server needs its token: open /watch?token=<the server's bearer token> once; a cookie then keeps you signed in")
 		return
 	}
-	w.asset("index.html", "text/html; charset=utf-8")(rw, r)
+	b, err := page.ReadFile("page/index.html")
+	if err != nil {
+		http.NotFound(rw, r)
+		return
+	}
+	if w.opt.Rewind != nil {
+		// The page offers "rewind to here" only where the server does.
+		b = bytes.Replace(b, []byte("<body>"), []byte(`<body data-rewind="on">`), 1)
+	}
+	serveAsset(rw, b, "text/html; charset=utf-8")
 }
 
 func (w *web) asset(name, ctype string) http.HandlerFunc {
@@ -154,13 +168,17 @@ func (w *web) asset(name, ctype string) http.HandlerFunc {
 			http.NotFound(rw, r)
 			return
 		}
-		h := rw.Header()
-		h.Set("Content-Type", ctype)
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-		h.Set("X-Frame-Options", "DENY")
-		_, _ = rw.Write(b)
+		serveAsset(rw, b, ctype)
 	}
+}
+
+func serveAsset(rw http.ResponseWriter, b []byte, ctype string) {
+	h := rw.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	_, _ = rw.Write(b)
 }
 
 // events streams the hub as Server-Sent Events, from after Last-Event-ID (or ?after=)

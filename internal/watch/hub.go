@@ -27,6 +27,9 @@ const (
 	KindTask       = "task"        // a background task started
 	KindTaskEnd    = "task_end"    // it ended
 	KindDropped    = "dropped"     // this subscriber missed Count events
+	// KindCheckpoint: changes made between calls (by a background task, an editor, the
+	// user) were found as a call started, and recorded as a checkpoint of their own.
+	KindCheckpoint = "checkpoint"
 )
 
 // Event is one thing that happened. Only the fields its kind needs are set.
@@ -55,6 +58,10 @@ type Event struct {
 	DurationMS int64  `json:"duration_ms,omitempty"`
 	Diff       string `json:"diff,omitempty"`
 	Summary    string `json:"summary,omitempty"`
+	// Checkpoint names the state just before the call ran, when the call changed files
+	// (for a rewind, the rescue checkpoint that undoes it); Files is how many it changed.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Files      int    `json:"files,omitempty"`
 
 	// Output.
 	Stream string `json:"stream,omitempty"` // stdout or stderr

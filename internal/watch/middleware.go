@@ -66,6 +66,7 @@ func Middleware(h *Hub, session func(*mcp.ServerSession) string, describe func(t
 			end := Event{Kind: KindCallEnd, Session: sid, Call: id, Tool: name, DurationMS: h.now().Sub(start).Milliseconds()}
 			r, _ := res.(*mcp.CallToolResult)
 			describeResult(&end, tc, r, c.result, err)
+			end.Checkpoint, end.Files = c.checkpoint, c.files
 			if h.Watching() && r != nil && !r.IsError {
 				end.Diff = clip(tc.Diff(), maxDiff)
 			}

@@ -46,6 +46,112 @@
     return b;
   }
 
+  // post sends body to a POST action of the view, and resolves to its JSON answer, or
+  // rejects with the server's message.
+  function post(path, body) {
+    return fetch(path, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((r) => r.ok ? r.json() : r.text().then((t) => { throw new Error(t.trim() || r.status + " " + r.statusText); }));
+  }
+
+  // checkpointLine shows the checkpoint a call made and, where the server offers it, a
+  // "Rewind to here" button: a dry run first, the rewind only once confirmed.
+  function checkpointLine(e) {
+    const div = el("div", "checkpoint");
+    div.appendChild(el("span", "mono cpid", e.checkpoint));
+    div.appendChild(el("span", "dim", e.files ? " · " + e.files + (e.files === 1 ? " file" : " files") + " changed" : ""));
+    if (document.body.dataset.rewind === "on") {
+      const b = el("button", "rewind", "Rewind to here");
+      b.type = "button";
+      b.title = "Show what putting the files back as they were just before this call would change; nothing changes until you confirm";
+      b.addEventListener("click", () => dryRun(div, b, e.checkpoint));
+      div.appendChild(b);
+    }
+    return div;
+  }
+
+  function dryRun(host, button, id) {
+    let panel = host.querySelector(".rewind-panel");
+    if (panel) panel.remove();
+    panel = el("div", "rewind-panel");
+    panel.appendChild(el("div", "dim", "Asking what rewinding to " + id + " would change…"));
+    host.appendChild(panel);
+    button.disabled = true;
+    post("/watch/rewind", { to: id, dry_run: true }).then((res) => {
+      button.disabled = false;
+      panel.textContent = "";
+      if (res.actions.length === 0) {
+        panel.appendChild(el("div", "", "Nothing to rewind: the files already are as they were before " + res.to + "."));
+        panel.appendChild(closeButton(panel));
+        return;
+      }
+      panel.appendChild(el("div", "", "Rewinding to " + res.to + " would put back, as they were just before this call:"));
+      panel.appendChild(actionList(res.actions, false));
+      const conflicts = res.actions.filter((a) => a.conflict).length;
+      let force = null;
+      if (conflicts) {
+        const label = el("label", "force");
+        force = el("input");
+        force.type = "checkbox";
+        label.appendChild(force);
+        label.appendChild(document.createTextNode(" force: overwrite " + (conflicts === 1 ? "the file" : "the " + conflicts + " files") + " changed outside Boris's calls"));
+        panel.appendChild(label);
+      }
+      const go = el("button", "confirm", "Rewind");
+      go.type = "button";
+      go.addEventListener("click", () => {
+        go.disabled = true;
+        go.textContent = "rewinding…";
+        post("/watch/rewind", { to: res.to, dry_run: false, force: !!(force && force.checked) }).then((done) => {
+          panel.textContent = "";
+          panel.classList.add("done");
+          panel.appendChild(el("div", "", "Rewound to " + done.to + "."));
+          panel.appendChild(actionList(done.actions, true));
+          for (const f of done.failed || []) panel.appendChild(el("div", "error", "failed: " + f));
+          if (done.rescue) panel.appendChild(el("div", "rescue", "The rewind is checkpoint " + done.rescue + ": rewind to it to undo the rewind."));
+          panel.appendChild(closeButton(panel));
+        }).catch((err) => {
+          go.disabled = false;
+          go.textContent = "Rewind";
+          showError(panel, err);
+        });
+      });
+      panel.appendChild(go);
+      panel.appendChild(closeButton(panel, "Cancel"));
+    }).catch((err) => {
+      button.disabled = false;
+      panel.textContent = "";
+      showError(panel, err);
+      panel.appendChild(closeButton(panel));
+    });
+  }
+
+  function actionList(actions, done) {
+    const ul = el("ul", "actions mono");
+    for (const a of actions) {
+      const li = el("li", a.conflict ? "conflict" : a.lost ? "lost" : "", a.do + " " + a.path);
+      if (a.lost) li.appendChild(el("span", "why", " (not restorable: " + a.lost + ")"));
+      else if (a.conflict) li.appendChild(el("span", "why", done ? " (overwritten: " + a.conflict + ")" : " (refused without force: " + a.conflict + ")"));
+      ul.appendChild(li);
+    }
+    return ul;
+  }
+
+  function showError(panel, err) {
+    const old = panel.querySelector(".error");
+    if (old) old.remove();
+    panel.insertBefore(el("div", "error", err.message), panel.firstChild);
+  }
+
+  function closeButton(panel, text) {
+    const b = el("button", "close", text || "Close");
+    b.type = "button";
+    b.addEventListener("click", () => panel.remove());
+    return b;
+  }
+
   function appendOutput(pre, stream, text) {
     text = text.replace(ansi, "");
     const last = pre.lastChild;
@@ -113,7 +219,7 @@
     card.dataset.tool = e.tool;
     const head = el("div", "head");
     head.appendChild(el("span", "time", clock(e.time)));
-    head.appendChild(el("span", "sess", sessionLabel(e.session)));
+    head.appendChild(el("span", "sess", e.session ? sessionLabel(e.session) : e.client || ""));
     head.appendChild(el("span", "tool", e.tool));
     head.appendChild(el("span", "args", e.args || ""));
     head.appendChild(el("span", "outcome", "running"));
@@ -126,7 +232,7 @@
     calls.set(e.call, card);
     while (callsEl.children.length > MAX_CALLS) {
       const old = callsEl.firstElementChild;
-      calls.delete(Number(old.id.slice(5)));
+      if (old.id) calls.delete(Number(old.id.slice(5)));
       old.remove();
     }
   }
@@ -142,6 +248,7 @@
     if (b) b.remove();
     if (e.summary) card.appendChild(el("div", "summary", e.summary));
     if (e.diff) card.appendChild(renderDiff(e.diff));
+    if (e.checkpoint) card.appendChild(checkpointLine(e));
     if (e.cwd && sessions.has(e.session)) { sessions.get(e.session).cwd = e.cwd; renderSessions(); }
   }
 
@@ -194,6 +301,18 @@
         if (host) appendOutput(host.querySelector("pre.out"), e.stream, e.text || "");
         break;
       }
+      case "checkpoint": {
+        // Changes made between calls, found as this call started: shown before it.
+        const div = el("div", "between");
+        div.dataset.session = e.session || "";
+        div.appendChild(el("span", "time", clock(e.time)));
+        div.appendChild(el("span", "dim", " changes made between calls (a background task, an editor) "));
+        div.appendChild(checkpointLine(e));
+        if (!shown(div.dataset.session)) div.classList.add("hidden");
+        const card = calls.get(e.call);
+        if (card) callsEl.insertBefore(div, card); else callsEl.appendChild(div);
+        break;
+      }
       case "dropped":
         callsEl.appendChild(el("div", "notice", "[" + e.count + " older events were dropped: the history is bounded]"));
         break;
@@ -203,7 +322,7 @@
   }
 
   filterEl.addEventListener("change", () => {
-    for (const c of document.querySelectorAll(".call, .task")) c.classList.toggle("hidden", !shown(c.dataset.session));
+    for (const c of document.querySelectorAll(".call, .task, .between")) c.classList.toggle("hidden", !shown(c.dataset.session));
   });
   pauseEl.addEventListener("click", () => {
     paused = !paused;
