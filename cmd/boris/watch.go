@@ -245,6 +245,9 @@ func (p *printer) event(e watch.Event) {
 		if e.Summary != "" {
 			tail += ": " + oneLine(e.Summary)
 		}
+		if e.Checkpoint != "" {
+			tail += fmt.Sprintf(" [checkpoint %s, %d changed; rewind {\"to\": %q}]", e.Checkpoint, e.Files, e.Checkpoint)
+		}
 		if _, ok := p.pending[e.Call]; ok {
 			p.callLine(e.Call, tail)
 		} else {
@@ -265,6 +268,8 @@ func (p *printer) event(e watch.Event) {
 	case watch.KindTaskEnd:
 		p.flushPartial(fmt.Sprintf("%d/%s/", e.Call, e.Task), e)
 		fmt.Fprintf(p.w, "%s %s %s %s (after %v)\n", e.Time.Local().Format("15:04:05"), p.label(e.Session), e.Task, e.Outcome, time.Duration(e.DurationMS)*time.Millisecond)
+	case watch.KindCheckpoint:
+		fmt.Fprintf(p.w, "%s %s %s: checkpoint %s, %d changed\n", e.Time.Local().Format("15:04:05"), p.label(e.Session), e.Summary, e.Checkpoint, e.Files)
 	case watch.KindDropped:
 		fmt.Fprintf(p.w, "[%d events dropped: this watcher fell behind the server's history]\n", e.Count)
 	}

@@ -62,7 +62,7 @@ func expect(t *testing.T, lines <-chan string, re string) string {
 
 func TestWatchFollowsHTTPServer(t *testing.T) {
 	t.Parallel()
-	base, _, stderr := httpServer(t, "--token", "watch-tok")
+	base, _, stderr := httpServer(t, "--token", "watch-tok", "--workdir", t.TempDir(), "--state-dir", t.TempDir())
 	lines := watcher(t, base+"/watch", "--token", "watch-tok")
 	cs := httpClient(t, base, "watch-tok")
 	// Output is only gathered while someone watches: see the watcher follow first.
@@ -91,6 +91,11 @@ func TestWatchFollowsHTTPServer(t *testing.T) {
 		}
 	}
 	expect(t, lines, `→ exit 2 \(`)
+	// A call that changes a file names its checkpoint, and how to rewind to it.
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo watched > watched.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, lines, `→ exit 0 \(.*\) \[checkpoint cp-\d+, 1 changed; rewind \{"to": "cp-\d+"\}\]$`)
 	if strings.Contains(stderr.String(), "watch-tok") {
 		t.Errorf("the token is in the server's log: %s", stderr.String())
 	}
