@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,8 +129,22 @@ func BenchmarkCapture10Files(b *testing.B) {
 }
 
 // BenchmarkWalk is a capture when events were lost: a metadata walk of the whole tree.
+// Its floor, measured in the same run, is find printing each path's inode, size, times
+// and mode (one lstat a path, one process): floor-ratio is the walk's time over the
+// floor's, cpu-ratio its CPU time over the floor's.
 func BenchmarkWalk(b *testing.B) {
-	tr, _ := benchTracker(b, false)
+	tr, root := benchTracker(b, false)
+	var floor, floorCPU time.Duration
+	for range 3 {
+		start, cpu := time.Now(), childCPU()
+		if err := exec.Command("find", root, "-printf", "%i %s %T@ %C@ %m\\n").Run(); err != nil {
+			b.Fatal(err)
+		}
+		if d := time.Since(start); floor == 0 || d < floor {
+			floor, floorCPU = d, childCPU()-cpu
+		}
+	}
+	cpu := selfCPU()
 	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		tr.mu.Lock()
@@ -139,6 +154,19 @@ func BenchmarkWalk(b *testing.B) {
 			b.Fatal(c, err)
 		}
 	}
+	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "floor-ratio")
+	b.ReportMetric(float64(selfCPU()-cpu)/float64(b.N)/float64(floorCPU), "cpu-ratio")
+	b.ReportMetric(float64(floor.Microseconds())/1000, "floor-ms")
+}
+
+// selfCPU and childCPU are the CPU time this process and its children (waited for) used.
+func selfCPU() time.Duration  { return rusage(syscall.RUSAGE_SELF) }
+func childCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+func rusage(who int) time.Duration {
+	var r syscall.Rusage
+	_ = syscall.Getrusage(who, &r)
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
 
 // BenchmarkRewind1000Files rewinds a command that rewrote 1,000 files.

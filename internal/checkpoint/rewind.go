@@ -113,7 +113,7 @@ func (t *Tracker) Rewind(ctx context.Context, to string, paths []string, dryRun,
 			delete(t.base, a.Path)
 			continue
 		}
-		n := statNode(info)
+		n := nodeOf(metaOf(info))
 		n.st = a.To
 		if a.To.Kind != Absent {
 			t.base[a.Path] = n
