@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -443,12 +444,66 @@ func (t *Tracker) changes() []Change {
 	}
 	clear(t.dirty)
 	slices.Sort(paths)
+	fresh := t.readChanged(paths)
 	var out []Change
 	seen := map[string]bool{}
 	for _, p := range paths {
-		t.check(p, &out, seen)
+		t.check(p, fresh, &out, seen)
 	}
 	return out
+}
+
+// readChanged reads into the store, a few at once, the files among paths whose size,
+// times, inode or mode differ from the baseline's, and returns what the baseline should
+// now know of them: check takes a node from it when the file's lstat still matches.
+func (t *Tracker) readChanged(paths []string) map[string]*node {
+	type file struct {
+		rel  string
+		m    meta
+		prev *node
+		n    *node
+	}
+	var files []file
+	for _, p := range paths {
+		prev := t.base[p]
+		if prev != nil && prev.st.Kind != File {
+			continue
+		}
+		info, err := os.Lstat(t.abs(p))
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if m := metaOf(info); !prev.unchanged(m) {
+			files = append(files, file{rel: p, m: m, prev: prev})
+		}
+	}
+	if len(files) < 2 {
+		return nil // one file is read by check as soon
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0)*2, 8, len(files)) {
+		wg.Go(func() {
+			for i := range next {
+				f := &files[i]
+				if !t.underIgnored(f.rel) && !t.ignored(f.rel, false) {
+					f.n = t.evaluate(f.rel, f.m, f.prev)
+				}
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	fresh := make(map[string]*node, len(files))
+	for _, f := range files {
+		if f.n != nil {
+			fresh[f.rel] = f.n
+		}
+	}
+	return fresh
 }
 
 func cmpOrInt(a, b int) int {
@@ -489,7 +544,7 @@ func (t *Tracker) walkChanges() []Change {
 
 // check compares the path an event named (and, for a directory that came or went, what
 // is under it) with the baseline, appending what changed to out.
-func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
+func (t *Tracker) check(rel string, fresh map[string]*node, out *[]Change, seen map[string]bool) {
 	if seen[rel] || rel == "" {
 		return
 	}
@@ -521,7 +576,10 @@ func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
 		t.base[rel] = n
 		return
 	}
-	n := t.evaluate(rel, m, prev)
+	n := fresh[rel]
+	if !n.unchanged(m) {
+		n = t.evaluate(rel, m, prev)
+	}
 	if prev != nil && prev.st.Kind == Dir && n.st.Kind != Dir {
 		t.removeUnder(rel, prev, out, seen)
 	}
@@ -547,7 +605,7 @@ func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
 		d.Close()
 		slices.Sort(names)
 		for _, name := range names {
-			t.check(path.Join(rel, name), out, seen)
+			t.check(path.Join(rel, name), fresh, out, seen)
 		}
 	}
 }
