@@ -3,9 +3,11 @@
 package checkpoint
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // readDir calls fn with the name of each entry of the directory abs and what lstat says
@@ -28,3 +30,11 @@ func readDir(abs string, _ []byte, fn func(name string, m meta)) error {
 func metaOf(info fs.FileInfo) meta {
 	return meta{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 }
+
+// openRead opens the file at name for reading.
+func openRead(name string) (io.ReadCloser, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+}
+
+// readFile is os.ReadFile.
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -126,9 +126,9 @@ func (s *Store) write(d string, data []byte) error {
 		s.mu.Unlock()
 	}
 	if !s.named.Load() {
-		ok, err := writeUnnamed(shard, s.path(d), data)
+		ok, err := writeUnnamed(shard, s.path(d), data, 0o600, "store-before-rename")
 		if ok {
-			if err != nil {
+			if err != nil && !errors.Is(err, fs.ErrExist) { // one that exists is whole
 				return fmt.Errorf("keeping a content: %w", err)
 			}
 			return nil
@@ -162,7 +162,7 @@ func (s *Store) Get(digest string) ([]byte, error) {
 	if len(digest) != 64 {
 		return nil, fmt.Errorf("bad digest %q", digest)
 	}
-	data, err := os.ReadFile(s.path(digest))
+	data, err := readFile(s.path(digest))
 	if err != nil {
 		return nil, fmt.Errorf("content %.12s is not in the store: %w", digest, err)
 	}

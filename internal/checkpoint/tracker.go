@@ -291,7 +291,7 @@ func (t *Tracker) keep(rel string, size int64) (digest, lost string) {
 	if t.opts.MaxFileSize > 0 && size > t.opts.MaxFileSize {
 		return "", fmt.Sprintf("larger than %d bytes", t.opts.MaxFileSize)
 	}
-	f, err := os.OpenFile(t.abs(rel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	f, err := openRead(t.abs(rel))
 	if err != nil {
 		return "", "unreadable: " + reason(err)
 	}
