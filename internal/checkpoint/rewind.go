@@ -175,13 +175,7 @@ func (t *Tracker) plan(id string, paths []string) (*Plan, error) {
 		if w.Same(now) && w.Lost == "" {
 			continue
 		}
-		a := Action{Path: p, Now: now, To: w}
-		switch {
-		case w.Lost != "":
-			a.Lost = w.Lost
-		case w.Kind == File && !t.store.Has(w.Blob):
-			a.Lost = "its content is missing from the store"
-		}
+		a := Action{Path: p, Now: now, To: w, Lost: w.Lost}
 		if c, ok := outside[p]; ok {
 			a.Conflict = "changed outside Boris's calls, in " + c
 		} else if !expect[p].Same(now) {
@@ -189,6 +183,13 @@ func (t *Tracker) plan(id string, paths []string) (*Plan, error) {
 		}
 		plan.Actions = append(plan.Actions, a)
 	}
+	// Whether each content is still in the store, looked at a few at once.
+	parallel(len(plan.Actions), func(i int) {
+		a := &plan.Actions[i]
+		if a.Lost == "" && a.To.Kind == File && !t.store.Has(a.To.Blob) {
+			a.Lost = "its content is missing from the store"
+		}
+	})
 	return plan, nil
 }
 
