@@ -350,7 +350,7 @@ const tempPrefix = ".boris-rewind-"
 // written to a temporary name renamed over it.
 func replaceFile(path string, data []byte, mode fs.FileMode, exists bool) error {
 	dir := filepath.Dir(path)
-	if !exists {
+	if !exists && mode != 0 { // 0 to writeUnnamed is the umask's mode
 		if ok, err := writeUnnamed(dir, path, data, mode, "rewind-file-written"); ok && !errors.Is(err, fs.ErrExist) {
 			return err
 		}

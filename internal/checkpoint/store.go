@@ -126,7 +126,7 @@ func (s *Store) write(d string, data []byte) error {
 		s.mu.Unlock()
 	}
 	if !s.named.Load() {
-		ok, err := writeUnnamed(shard, s.path(d), data, 0o600, "store-before-rename")
+		ok, err := writeUnnamed(shard, s.path(d), data, 0, "store-before-rename")
 		if ok {
 			if err != nil && !errors.Is(err, fs.ErrExist) { // one that exists is whole
 				return fmt.Errorf("keeping a content: %w", err)

@@ -9,13 +9,13 @@ import (
 )
 
 // writeUnnamed writes data to a new file in the directory dir that has no name until it
-// is whole and has the mode perm, then links it as name (in dir): a kill at any moment
-// leaves either nothing (the kernel frees an unnamed file with its last descriptor) or
-// the whole content. It costs fewer system calls and directory updates than a temporary
-// name renamed into place. point names the crash point just before the link. ok is false
-// when the file system or the system cannot do it (no O_TMPFILE, no /proc, no dir): the
-// caller writes the content another way. A name that exists already is left as it is,
-// and the error is fs.ErrExist.
+// is whole and has the mode perm (0: 0600 less the umask), then links it as name (in
+// dir): a kill at any moment leaves either nothing (the kernel frees an unnamed file with
+// its last descriptor) or the whole content. It costs fewer system calls and directory
+// updates than a temporary name renamed into place. point names the crash point just
+// before the link. ok is false when the file system or the system cannot do it (no
+// O_TMPFILE, no /proc, no dir): the caller writes the content another way. A name that
+// exists already is left as it is, and the error is fs.ErrExist.
 func writeUnnamed(dir, name string, data []byte, perm fs.FileMode, point string) (ok bool, err error) {
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -32,7 +32,7 @@ func writeUnnamed(dir, name string, data []byte, perm fs.FileMode, point string)
 		}
 		data = data[n:]
 	}
-	if perm != 0o600 {
+	if perm != 0 { // exactly, whatever the umask
 		if err := unix.Fchmod(fd, unixMode(perm)); err != nil {
 			return true, err
 		}
