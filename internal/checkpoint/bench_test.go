@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,31 +106,62 @@ func BenchmarkCaptureNothing(b *testing.B) {
 }
 
 // BenchmarkCapture10Files is a call that rewrote 10 files of 4 kB; the writes are not
-// timed.
+// timed. Its floor is reading those 10 files, measured in the same run (untimed):
+// floor-µs, and beyond-floor-µs, what the capture costs beyond it. cpu-µs/op is the
+// capture's CPU time.
 func BenchmarkCapture10Files(b *testing.B) {
 	tr, root := benchTracker(b, true)
 	data := make([]byte, 4096)
 	n := 0
+	var floor, cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		for i := range 10 {
+		names := make([]string, 10)
+		for i := range names {
 			n++
 			data[0], data[1] = byte(n), byte(n>>8)
-			if err := os.WriteFile(filepath.Join(root, "copy1", fmt.Sprintf("bench%d.txt", i)), data, 0o644); err != nil {
+			names[i] = filepath.Join(root, "copy1", fmt.Sprintf("bench%d.txt", i))
+			if err := os.WriteFile(names[i], data, 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
+		start := time.Now()
+		for _, name := range names {
+			if _, err := os.ReadFile(name); err != nil {
+				b.Fatal(err)
+			}
+		}
+		floor += time.Since(start)
 		b.StartTimer()
+		before := selfCPU()
 		c, err := tr.Capture(b.Context(), CallInfo{Tool: "bash"})
+		cpu += selfCPU() - before
 		if err != nil || c == nil || len(c.Changes) != 10 {
 			b.Fatalf("Capture = %v, %v", c, err)
 		}
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(floor.Microseconds())/float64(b.N), "floor-µs")
+	b.ReportMetric(float64((b.Elapsed()-floor).Microseconds())/float64(b.N), "beyond-floor-µs")
 }
 
 // BenchmarkWalk is a capture when events were lost: a metadata walk of the whole tree.
+// Its floor, measured in the same run, is find printing each path's inode, size, times
+// and mode (one lstat a path, one process): floor-ratio is the walk's time over the
+// floor's, cpu-ratio its CPU time over the floor's.
 func BenchmarkWalk(b *testing.B) {
-	tr, _ := benchTracker(b, false)
+	tr, root := benchTracker(b, false)
+	var floor, floorCPU time.Duration
+	for range 3 {
+		start, cpu := time.Now(), childCPU()
+		if err := exec.Command("find", root, "-printf", "%i %s %T@ %C@ %m\\n").Run(); err != nil {
+			b.Fatal(err)
+		}
+		if d := time.Since(start); floor == 0 || d < floor {
+			floor, floorCPU = d, childCPU()-cpu
+		}
+	}
+	cpu := selfCPU()
 	defer testutil.CPUPerOp(b)()
 	for b.Loop() {
 		tr.mu.Lock()
@@ -139,11 +171,25 @@ func BenchmarkWalk(b *testing.B) {
 			b.Fatal(c, err)
 		}
 	}
+	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "floor-ratio")
+	b.ReportMetric(float64(selfCPU()-cpu)/float64(b.N)/float64(floorCPU), "cpu-ratio")
+	b.ReportMetric(float64(floor.Microseconds())/1000, "floor-ms")
+}
+
+// selfCPU and childCPU are the CPU time this process and its children (waited for) used.
+func selfCPU() time.Duration  { return rusage(syscall.RUSAGE_SELF) }
+func childCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+func rusage(who int) time.Duration {
+	var r syscall.Rusage
+	_ = syscall.Getrusage(who, &r)
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
 
 // BenchmarkRewind1000Files rewinds a command that rewrote 1,000 files.
 func BenchmarkRewind1000Files(b *testing.B) {
 	tr, root := benchTracker(b, true)
+	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		out, err := exec.Command("/bin/bash", "-c", `cd "$1" && find copy2/src -name '*.go' | head -1000 | xargs sed -i '1s/^/\/\/ changed\n/'`, "-", root).CombinedOutput()
@@ -155,17 +201,23 @@ func BenchmarkRewind1000Files(b *testing.B) {
 			b.Fatalf("Capture = %d changes, %v", len(c.Changes), err)
 		}
 		b.StartTimer()
+		before := selfCPU()
 		p, err := tr.Rewind(b.Context(), c.ID, nil, false, false, CallInfo{Tool: "rewind"})
+		cpu += selfCPU() - before
 		if err != nil || len(p.Actions) != 1000 || len(p.Failed) > 0 {
 			b.Fatalf("Rewind = %v, %v", p, err)
 		}
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
-// BenchmarkRewindAll rewinds rm -rf of the whole tree.
+// BenchmarkRewindAll rewinds rm -rf of the whole tree. Its floors, measured in the same
+// run, are cp -a of the same tree into a new directory (copy-ratio) and, after the
+// rewind, rm -rf and cp -a again, as the rewind found the tree (recopy-ratio).
 func BenchmarkRewindAll(b *testing.B) {
 	tr, root := benchTracker(b, true)
 	files, _ := treeBytes(b, root)
+	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		if out, err := exec.Command("/bin/bash", "-c", `cd "$1" && rm -rf copy1 copy2 copy3 copy4`, "-", root).CombinedOutput(); err != nil {
@@ -176,13 +228,29 @@ func BenchmarkRewindAll(b *testing.B) {
 			b.Fatalf("Capture = %v, %v", c, err)
 		}
 		b.StartTimer()
+		before := selfCPU()
 		p, err := tr.Rewind(b.Context(), c.ID, nil, false, false, CallInfo{Tool: "rewind"})
+		cpu += selfCPU() - before
 		if err != nil || len(p.Failed) > 0 {
 			b.Fatalf("Rewind: %v %v", err, p.Failed)
 		}
 		b.ReportMetric(float64(files), "files")
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(copyFloor), "copy-ratio")
+	// The same copy made as the rewind was, right after rm -rf of the tree: a file system
+	// finds room for new files more slowly just after as many were removed.
+	if out, err := exec.Command("/bin/bash", "-c", `cd "$1" && rm -rf copy1 copy2 copy3 copy4`, "-", root).CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	start := time.Now()
+	if out, err := exec.Command("/bin/bash", "-c", `cp -a "$1"/copy1 "$1"/copy2 "$1"/copy3 "$1"/copy4 "$2"`, "-", testutil.GoTrees(b, 4), root).CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	recopy := time.Since(start)
+	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(recopy), "recopy-ratio")
+	b.ReportMetric(recopy.Seconds(), "recopy-s")
+	b.ReportMetric(copyFloor.Seconds(), "copy-s")
 }
 
 // copyFloor is how long cp -a took to copy the trees in benchTracker.

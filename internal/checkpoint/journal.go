@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -151,11 +152,17 @@ func (j journal) name(seq int) string {
 	return filepath.Join(j.dir, fmt.Sprintf("%010d.json", seq))
 }
 
-// write stores c, synced to disk if sync.
+// write stores c, synced to disk if sync. A record not synced is new: it is written
+// unnamed and linked into place once whole, where the system allows.
 func (j journal) write(c *Checkpoint, sync bool) error {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
+	}
+	if !sync {
+		if ok, err := writeUnnamed(j.dir, j.name(c.Seq), data, 0, "journal-before-rename"); ok && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
 	}
 	return writeFile(j.name(c.Seq), data, sync)
 }

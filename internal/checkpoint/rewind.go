@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Action is what a rewind does to one path.
@@ -106,17 +107,18 @@ func (t *Tracker) Rewind(ctx context.Context, to string, paths []string, dryRun,
 		return plan, err
 	}
 	_ = crashPoint("rewind-recorded")
-	plan.Failed = t.apply(acts)
-	for _, a := range acts {
-		info, err := os.Lstat(t.abs(a.Path))
-		if err != nil {
+	var after []*node
+	plan.Failed, after = t.apply(acts)
+	for i, a := range acts {
+		switch {
+		case a.To.Kind == Absent:
+			if _, err := os.Lstat(t.abs(a.Path)); err != nil {
+				delete(t.base, a.Path)
+			}
+		case after[i] == nil:
 			delete(t.base, a.Path)
-			continue
-		}
-		n := statNode(info)
-		n.st = a.To
-		if a.To.Kind != Absent {
-			t.base[a.Path] = n
+		default:
+			t.base[a.Path] = after[i]
 		}
 	}
 	rescue.Pending = false
@@ -173,13 +175,7 @@ func (t *Tracker) plan(id string, paths []string) (*Plan, error) {
 		if w.Same(now) && w.Lost == "" {
 			continue
 		}
-		a := Action{Path: p, Now: now, To: w}
-		switch {
-		case w.Lost != "":
-			a.Lost = w.Lost
-		case w.Kind == File && !t.store.Has(w.Blob):
-			a.Lost = "its content is missing from the store"
-		}
+		a := Action{Path: p, Now: now, To: w, Lost: w.Lost}
 		if c, ok := outside[p]; ok {
 			a.Conflict = "changed outside Boris's calls, in " + c
 		} else if !expect[p].Same(now) {
@@ -187,6 +183,13 @@ func (t *Tracker) plan(id string, paths []string) (*Plan, error) {
 		}
 		plan.Actions = append(plan.Actions, a)
 	}
+	// Whether each content is still in the store, looked at a few at once.
+	parallel(len(plan.Actions), func(i int) {
+		a := &plan.Actions[i]
+		if a.Lost == "" && a.To.Kind == File && !t.store.Has(a.To.Blob) {
+			a.Lost = "its content is missing from the store"
+		}
+	})
 	return plan, nil
 }
 
@@ -218,96 +221,140 @@ func (t *Tracker) Rel(p string) (string, error) {
 }
 
 // apply makes each path hold its action's To: in the way first (deepest first), then what
-// is put back (shallowest first). Each file is written to a temporary name and renamed over
-// the path, so it is at every moment wholly old or wholly new. It returns the paths it
-// could not write, with why.
-func (t *Tracker) apply(acts []Action) []string {
-	var failed []string
+// is put back: directories level by level, shallowest first, then files and symlinks, a
+// few at once. Each file is written whole before it gets the path's name, so it is at
+// every moment wholly old or wholly new. It returns the paths it could not write, with
+// why, and what the baseline should now know of each path put back (nil for a path it
+// could not stat, which is gone).
+func (t *Tracker) apply(acts []Action) (failed []string, after []*node) {
 	var mu sync.Mutex
 	fail := func(p string, err error) {
 		mu.Lock()
 		failed = append(failed, p+": "+reason(err))
 		mu.Unlock()
 	}
-	for i := len(acts) - 1; i >= 0; i-- {
-		a := acts[i]
-		abs := t.abs(a.Path)
-		info, err := os.Lstat(abs)
-		if err != nil {
-			continue
-		}
-		k := kindOf(info.Mode())
-		if a.To.Kind == k && k != Dir || a.To.Kind == Dir && k == Dir {
-			continue // replaced in place below
-		}
-		if k == Dir {
-			err = os.RemoveAll(abs)
-		} else {
-			err = os.Remove(abs)
-		}
-		if err != nil {
-			fail(a.Path, err)
+	after = make([]*node, len(acts))
+	done := func(i int) {
+		if info, err := os.Lstat(t.abs(acts[i].Path)); err == nil {
+			n := nodeOf(metaOf(info))
+			n.st = acts[i].To
+			after[i] = n
 		}
 	}
-	// Directories first, shallowest first, then files and symlinks, a few at once.
-	var rest []Action
-	for _, a := range acts {
-		if a.To.Kind != Dir {
-			rest = append(rest, a)
-			continue
+	// What each path is now, looked at a few at once.
+	now := make([]Kind, len(acts))
+	parallel(len(acts), func(i int) {
+		if info, err := os.Lstat(t.abs(acts[i].Path)); err == nil {
+			now[i] = kindOf(info.Mode())
 		}
-		abs := t.abs(a.Path)
-		err := os.Mkdir(abs, 0o700)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = os.MkdirAll(abs, 0o700)
+	})
+	for i := len(acts) - 1; i >= 0; i-- {
+		a, k := acts[i], now[i]
+		if k == Absent || a.To.Kind == k {
+			continue // nothing in the way, or replaced in place below
 		}
-		if err == nil || errors.Is(err, fs.ErrExist) {
-			err = os.Chmod(abs, a.To.Mode)
+		var err error
+		if k == Dir {
+			err = os.RemoveAll(t.abs(a.Path))
+		} else {
+			err = os.Remove(t.abs(a.Path))
 		}
 		if err != nil {
 			fail(a.Path, err)
 		}
+		now[i] = Absent
+	}
+	var levels [][]int // the directories to make, by depth
+	var rest []int
+	for i, a := range acts {
+		switch a.To.Kind {
+		case Dir:
+			d := strings.Count(a.Path, "/")
+			for len(levels) <= d {
+				levels = append(levels, nil)
+			}
+			levels[d] = append(levels[d], i)
+		case Absent:
+		default:
+			rest = append(rest, i)
+		}
+	}
+	for _, level := range levels {
+		parallel(len(level), func(j int) {
+			i := level[j]
+			abs := t.abs(acts[i].Path)
+			err := os.Mkdir(abs, 0o700)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = os.MkdirAll(abs, 0o700)
+			}
+			if err == nil || errors.Is(err, fs.ErrExist) {
+				err = os.Chmod(abs, acts[i].To.Mode)
+			}
+			if err != nil {
+				fail(acts[i].Path, err)
+			}
+			done(i)
+		})
+	}
+	parallel(len(rest), func(j int) {
+		if j == len(rest)/2 {
+			_ = crashPoint("rewind-half-applied")
+		}
+		i := rest[j]
+		a := acts[i]
+		var err error
+		switch a.To.Kind {
+		case File:
+			var data []byte
+			if data, err = t.store.Get(a.To.Blob); err == nil {
+				err = replaceFile(t.abs(a.Path), data, a.To.Mode, now[i] == File)
+			}
+		case Symlink:
+			err = replaceSymlink(t.abs(a.Path), a.To.Link)
+		}
+		if err != nil {
+			fail(a.Path, err)
+		}
+		done(i)
+	})
+	return failed, after
+}
+
+// parallel calls fn(i) for each i below n, a few at once.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0)*2, 8, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
 	}
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0)*2, 8) {
+	var next atomic.Int64
+	for range workers {
 		wg.Go(func() {
-			for i := range next {
-				a := rest[i]
-				var err error
-				switch a.To.Kind {
-				case File:
-					var data []byte
-					if data, err = t.store.Get(a.To.Blob); err == nil {
-						err = replaceFile(t.abs(a.Path), data, a.To.Mode)
-					}
-				case Symlink:
-					err = replaceSymlink(t.abs(a.Path), a.To.Link)
-				}
-				if err != nil {
-					fail(a.Path, err)
-				}
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
 			}
 		})
 	}
-	for i := range rest {
-		if i == len(rest)/2 {
-			_ = crashPoint("rewind-half-applied")
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
-	return failed
 }
 
 // tempPrefix starts the names of the temporary files a rewind writes beside the files it
 // puts back; the next Open removes any a killed rewind left.
 const tempPrefix = ".boris-rewind-"
 
-// replaceFile makes path hold data with mode, atomically.
-func replaceFile(path string, data []byte, mode fs.FileMode) error {
+// replaceFile makes path hold data with mode, atomically. A path that does not exist (as
+// far as exists says) is written unnamed and linked once whole, where the system allows; one that exists is
+// written to a temporary name renamed over it.
+func replaceFile(path string, data []byte, mode fs.FileMode, exists bool) error {
 	dir := filepath.Dir(path)
+	if !exists && mode != 0 { // 0 to writeUnnamed is the umask's mode
+		if ok, err := writeUnnamed(dir, path, data, mode, "rewind-file-written"); ok && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
 	f, err := os.CreateTemp(dir, tempPrefix+"*")
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
@@ -374,7 +421,7 @@ func (t *Tracker) finishRewind(c *Checkpoint) error {
 			}
 		}
 	}
-	if failed := t.apply(acts); len(failed) > 0 {
+	if failed, _ := t.apply(acts); len(failed) > 0 {
 		t.opts.Logger.Warn("checkpoints: finishing an interrupted rewind", "checkpoint", c.ID, "failed", failed)
 	}
 	c.Pending = false

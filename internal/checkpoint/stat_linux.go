@@ -1,28 +1,74 @@
 package checkpoint
 
 import (
+	"bytes"
+	"io"
 	"io/fs"
-	"os"
 	"syscall"
-	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// lstatAt is os.Lstat of name in the directory d, looked up from d's descriptor: a walk
-// of a deep tree resolves each path once, not once for every name under it.
-func lstatAt(d *os.File, name string) (fs.FileInfo, error) {
+// readDir calls fn with the name of each entry of the directory abs (but . and ..) and
+// what lstat says of it. The directory is read with getdents into buf and each entry is
+// looked up from the directory's descriptor: a walk of a deep tree resolves each path
+// once, not once for every name under it, and pays no more system calls than it must
+// (os.Open would also register the descriptor with the poller).
+func readDir(abs string, buf []byte, fn func(name string, m meta)) error {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: abs, Err: err}
+	}
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+			return &fs.PathError{Op: "getdents", Path: abs, Err: err}
 		}
-		break
+		if n <= 0 {
+			return nil
+		}
+		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2), type (1), name.
+		for off := 0; off < n; {
+			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
+			name := buf[off+19 : off+reclen]
+			off += reclen
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			s := string(name)
+			if err := fstatat(fd, s, &st); err == nil {
+				fn(s, metaOfStat(&st))
+			}
+		}
 	}
+}
+
+func fstatat(dirfd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func metaOfStat(st *unix.Stat_t) meta {
 	mode := fs.FileMode(st.Mode & 0o777)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
@@ -47,35 +93,78 @@ func lstatAt(d *os.File, name string) (fs.FileInfo, error) {
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return &statInfo{name: name, mode: mode, st: syscall.Stat_t{
-		Ino: st.Ino, Size: st.Size,
-		Mtim: syscall.Timespec{Sec: st.Mtim.Sec, Nsec: st.Mtim.Nsec},
-		Ctim: syscall.Timespec{Sec: st.Ctim.Sec, Nsec: st.Ctim.Nsec},
-	}}, nil
+	return meta{mode: mode, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
-// statInfo is the fs.FileInfo of lstatAt; Sys is a *syscall.Stat_t with the inode, size
-// and times.
-type statInfo struct {
-	name string
-	mode fs.FileMode
-	st   syscall.Stat_t
-}
-
-func (s *statInfo) Name() string       { return s.name }
-func (s *statInfo) Size() int64        { return s.st.Size }
-func (s *statInfo) Mode() fs.FileMode  { return s.mode }
-func (s *statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
-func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
-func (s *statInfo) Sys() any           { return &s.st }
-
-// statNode is what the baseline keeps of info to tell, later, whether the path changed.
-func statNode(info fs.FileInfo) *node {
-	n := &node{}
+// metaOf is what info (from os.Lstat) says that the baseline keeps.
+func metaOf(info fs.FileInfo) meta {
+	m := meta{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		n.ino = st.Ino
-		n.mtime = st.Mtim.Nano()
-		n.ctime = st.Ctim.Nano()
+		m.ino = st.Ino
+		m.ctime = st.Ctim.Nano()
 	}
-	return n
+	return m
+}
+
+// openRead opens the file at name for reading, not following a final symlink and not
+// waiting on a FIFO. The descriptor is used as it is, not through os.File, which would
+// try to register it with the poller (three more system calls a file).
+func openRead(name string) (io.ReadCloser, error) {
+	for {
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return rawFile(fd), nil
+	}
+}
+
+type rawFile int
+
+func (f rawFile) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(f), p)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 && len(p) > 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f rawFile) Close() error { return unix.Close(int(f)) }
+
+// readFile is os.ReadFile without the poller's system calls.
+func readFile(name string) ([]byte, error) {
+	f, err := openRead(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.(rawFile)), &st); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	data := make([]byte, 0, st.Size+1) // one byte more, to read the end in the same call
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew
+		}
+	}
 }

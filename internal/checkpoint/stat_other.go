@@ -3,18 +3,38 @@
 package checkpoint
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
-// lstatAt is os.Lstat of name in the directory d.
-func lstatAt(d *os.File, name string) (fs.FileInfo, error) {
-	return os.Lstat(filepath.Join(d.Name(), name))
+// readDir calls fn with the name of each entry of the directory abs and what lstat says
+// of it.
+func readDir(abs string, _ []byte, fn func(name string, m meta)) error {
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if info, err := os.Lstat(filepath.Join(abs, e.Name())); err == nil {
+			fn(e.Name(), metaOf(info))
+		}
+	}
+	return nil
 }
 
-// statNode is what the baseline keeps of info to tell, later, whether the path changed:
-// here only the modification time.
-func statNode(info fs.FileInfo) *node {
-	return &node{mtime: info.ModTime().UnixNano()}
+// metaOf is what info (from os.Lstat) says that the baseline keeps: here no inode and no
+// change time.
+func metaOf(info fs.FileInfo) meta {
+	return meta{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 }
+
+// openRead opens the file at name for reading.
+func openRead(name string) (io.ReadCloser, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+}
+
+// readFile is os.ReadFile.
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -20,8 +20,9 @@ import (
 var ErrStoreFull = errors.New("checkpoint store full")
 
 // Store keeps contents by their SHA-256 digest, each once, in files named by the digest.
-// A content is written to a temporary file and renamed into place, so a reader (or a
-// Boris killed half-way) never sees part of one. Contents are not synced to disk one by
+// A content is written to a file that has no name yet (O_TMPFILE) and linked into place
+// once whole, or, where that cannot be had, to a temporary file renamed into place: a
+// reader (or a Boris killed half-way) never sees part of one. Contents are not synced to disk one by
 // one: they survive the process being killed, and a journal record that names them is
 // synced; after a power loss a content may be missing, which [Store.Get] reports (a
 // content that does not match its digest is never returned).
@@ -34,6 +35,7 @@ type Store struct {
 	shards map[string]bool // the subdirectories known to exist
 
 	temps atomic.Int64 // numbers temporary files: one process writes a store at a time
+	named atomic.Bool  // unnamed files cannot be had: contents are written to a temporary name
 }
 
 // OpenStore opens (making it, mode 0700) the store in dir, removes what a killed writer
@@ -123,6 +125,16 @@ func (s *Store) write(d string, data []byte) error {
 		s.shards[d[:2]] = true
 		s.mu.Unlock()
 	}
+	if !s.named.Load() {
+		ok, err := writeUnnamed(shard, s.path(d), data, 0, "store-before-rename")
+		if ok {
+			if err != nil && !errors.Is(err, fs.ErrExist) { // one that exists is whole
+				return fmt.Errorf("keeping a content: %w", err)
+			}
+			return nil
+		}
+		s.named.Store(true)
+	}
 	name := filepath.Join(shard, d[2:]+tempMark+strconv.FormatInt(s.temps.Add(1), 10))
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -150,7 +162,7 @@ func (s *Store) Get(digest string) ([]byte, error) {
 	if len(digest) != 64 {
 		return nil, fmt.Errorf("bad digest %q", digest)
 	}
-	data, err := os.ReadFile(s.path(digest))
+	data, err := readFile(s.path(digest))
 	if err != nil {
 		return nil, fmt.Errorf("content %.12s is not in the store: %w", digest, err)
 	}

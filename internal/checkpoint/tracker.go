@@ -53,6 +53,28 @@ type node struct {
 	st           State
 	ino          uint64
 	mtime, ctime int64
+	seen         uint32 // the last walk that found the path (Tracker.walks)
+}
+
+// meta is what lstat says of a path that the baseline keeps.
+type meta struct {
+	mode         fs.FileMode
+	ino          uint64
+	size         int64
+	mtime, ctime int64
+}
+
+// nodeOf is a node with m's inode and times, and no state yet.
+func nodeOf(m meta) *node {
+	return &node{ino: m.ino, mtime: m.mtime, ctime: m.ctime}
+}
+
+// unchanged reports whether a path whose lstat is m still holds what p says: the same
+// kind, mode, size, inode and times. Nothing is read to say so.
+func (p *node) unchanged(m meta) bool {
+	return p != nil && p.st.Kind == kindOf(m.mode) && p.ino == m.ino && p.mtime == m.mtime &&
+		p.ctime == m.ctime && (p.st.Kind != File || p.st.Size == m.size) &&
+		(p.st.Kind == Symlink || p.st.Mode == m.mode&modeBits)
 }
 
 // Tracker keeps the checkpoints of one workspace root. Its methods are safe for
@@ -74,6 +96,7 @@ type Tracker struct {
 	w       *watcher         // nil: every capture walks the tree
 	dirty   map[string]bool  // paths events named since the last capture
 	walkAll bool             // events were lost: the next capture walks the tree
+	walks   uint32           // the walks of the tree made
 	list    []*Checkpoint
 	seq     int
 	closed  bool
@@ -191,8 +214,8 @@ func (t *Tracker) buildBaseline() {
 	defer close(t.ready)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	base := map[string]*node{}
-	if t.scan("", nil, base) {
+	found, tooMany := t.scan(nil, 0)
+	if tooMany {
 		t.off = fmt.Errorf("%w: over %d under %s; start Boris in a smaller directory, or with --allow-dir naming one", ErrTooManyFiles, cmpOrInt(t.opts.MaxFiles, 1_000_000), t.opts.Root)
 		t.opts.Logger.Warn("checkpoints are off", "err", t.off)
 		if t.w != nil {
@@ -201,7 +224,10 @@ func (t *Tracker) buildBaseline() {
 		}
 		return
 	}
-	t.base = base
+	t.base = make(map[string]*node, len(found))
+	for _, f := range found {
+		t.base[f.rel] = f.n
+	}
 	// What events named during the build was read already, or is newer than what the
 	// baseline holds; the first capture looks at it again.
 }
@@ -214,88 +240,10 @@ func (t *Tracker) abs(rel string) string {
 	return filepath.Join(t.opts.Root, filepath.FromSlash(rel))
 }
 
-// scan walks the tree at rel into out, watching its directories; prev, if not nil, is what
-// was known, so files whose stat is unchanged are not read again. Files are read by a few
-// goroutines at once.
-func (t *Tracker) scan(rel string, prev map[string]*node, out map[string]*node) (tooMany bool) {
-	max := cmpOrInt(t.opts.MaxFiles, 1_000_000)
-	type job struct {
-		rel  string
-		info fs.FileInfo
-	}
-	var files []job
-	var walk func(rel string, info fs.FileInfo)
-	walk = func(rel string, info fs.FileInfo) {
-		if len(files)+len(out) > max {
-			tooMany = true
-			return
-		}
-		if rel != "" && t.ignored(rel, info.IsDir()) {
-			out[rel] = ignoredNode(info)
-			return
-		}
-		if !info.IsDir() {
-			files = append(files, job{rel, info})
-			return
-		}
-		// A directory known before, with the same inode, is watched already.
-		if p := prev[rel]; t.w != nil && (p == nil || p.st.Kind != Dir || p.ino != statNode(info).ino) {
-			if err := t.w.add(t.abs(rel), rel); err != nil {
-				t.opts.Logger.Info("checkpoints: cannot watch a directory; walking the workspace instead", "dir", t.abs(rel), "err", err)
-				t.w.close()
-				t.w = nil
-			}
-		}
-		if rel != "" {
-			out[rel] = t.evaluate(rel, info, nil)
-		}
-		d, err := os.Open(t.abs(rel))
-		if err != nil {
-			return
-		}
-		defer d.Close()
-		names, _ := d.Readdirnames(-1)
-		slices.Sort(names)
-		for _, name := range names {
-			// Looked up from the directory's descriptor, not by the whole path again.
-			if info, err := lstatAt(d, name); err == nil {
-				walk(path.Join(rel, name), info)
-			}
-		}
-	}
-	if info, err := os.Lstat(t.abs(rel)); err == nil {
-		walk(rel, info)
-	}
-	if tooMany {
-		return true // nothing read
-	}
-	nodes := make([]*node, len(files))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0)*2, 8) {
-		wg.Go(func() {
-			for i := range next {
-				nodes[i] = t.evaluate(files[i].rel, files[i].info, prev[files[i].rel])
-			}
-		})
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, f := range files {
-		if nodes[i] != nil {
-			out[f.rel] = nodes[i]
-		}
-	}
-	return false
-}
-
 // ignoredNode is what the baseline knows of an ignored path: its kind, never its content.
-func ignoredNode(info fs.FileInfo) *node {
-	n := statNode(info)
-	n.st = State{Kind: kindOf(info.Mode()), Lost: "ignored"}
+func ignoredNode(m meta) *node {
+	n := nodeOf(m)
+	n.st = State{Kind: kindOf(m.mode), Lost: "ignored"}
 	return n
 }
 
@@ -312,11 +260,14 @@ func kindOf(m fs.FileMode) Kind {
 // modeBits are the bits of a mode a checkpoint keeps.
 const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
-// evaluate returns what the baseline should know of rel, whose Lstat is info, reading a
+// evaluate returns what the baseline should know of rel, whose lstat is m, reading a
 // file only when prev (if any) does not already know its content.
-func (t *Tracker) evaluate(rel string, info fs.FileInfo, prev *node) *node {
-	n := statNode(info)
-	mode := info.Mode()
+func (t *Tracker) evaluate(rel string, m meta, prev *node) *node {
+	if m.mode.IsRegular() && prev.unchanged(m) {
+		return prev // unchanged: nodes are never modified, only replaced
+	}
+	n := nodeOf(m)
+	mode := m.mode
 	switch {
 	case mode.IsDir():
 		n.st = State{Kind: Dir, Mode: mode & modeBits}
@@ -327,12 +278,8 @@ func (t *Tracker) evaluate(rel string, info fs.FileInfo, prev *node) *node {
 			n.st.Lost = "unreadable: " + reason(err)
 		}
 	case mode.IsRegular():
-		n.st = State{Kind: File, Mode: mode & modeBits, Size: info.Size()}
-		if prev != nil && prev.st.Kind == File && prev.ino == n.ino && prev.mtime == n.mtime &&
-			prev.ctime == n.ctime && prev.st.Size == n.st.Size && prev.st.Mode == n.st.Mode {
-			return prev // unchanged: nodes are never modified, only replaced
-		}
-		n.st.Blob, n.st.Lost = t.keep(rel, info.Size())
+		n.st = State{Kind: File, Mode: mode & modeBits, Size: m.size}
+		n.st.Blob, n.st.Lost = t.keep(rel, m.size)
 	default:
 		n.st = State{Kind: File, Mode: mode & modeBits, Lost: "not a regular file"}
 	}
@@ -344,7 +291,7 @@ func (t *Tracker) keep(rel string, size int64) (digest, lost string) {
 	if t.opts.MaxFileSize > 0 && size > t.opts.MaxFileSize {
 		return "", fmt.Sprintf("larger than %d bytes", t.opts.MaxFileSize)
 	}
-	f, err := os.OpenFile(t.abs(rel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	f, err := openRead(t.abs(rel))
 	if err != nil {
 		return "", "unreadable: " + reason(err)
 	}
@@ -497,16 +444,68 @@ func (t *Tracker) changes() []Change {
 	}
 	clear(t.dirty)
 	slices.Sort(paths)
+	fresh := t.readChanged(paths)
 	var out []Change
 	seen := map[string]bool{}
 	for _, p := range paths {
-		t.check(p, &out, seen)
+		t.check(p, fresh, &out, seen)
 	}
 	return out
 }
 
-// walkChanges compares the whole tree with the baseline: for when events were lost or
-// cannot be had.
+// readChanged reads into the store, a few at once, the files among paths whose size,
+// times, inode or mode differ from the baseline's, and returns what the baseline should
+// now know of them: check takes a node from it when the file's lstat still matches.
+func (t *Tracker) readChanged(paths []string) map[string]*node {
+	type file struct {
+		rel  string
+		m    meta
+		prev *node
+		n    *node
+	}
+	var files []file
+	for _, p := range paths {
+		prev := t.base[p]
+		if prev != nil && prev.st.Kind != File {
+			continue
+		}
+		info, err := os.Lstat(t.abs(p))
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if m := metaOf(info); !prev.unchanged(m) {
+			files = append(files, file{rel: p, m: m, prev: prev})
+		}
+	}
+	if len(files) < 2 {
+		return nil // one file is read by check as soon
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0)*2, 8, len(files)) {
+		wg.Go(func() {
+			for i := range next {
+				f := &files[i]
+				if !t.underIgnored(f.rel) && !t.ignored(f.rel, false) {
+					f.n = t.evaluate(f.rel, f.m, f.prev)
+				}
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	fresh := make(map[string]*node, len(files))
+	for _, f := range files {
+		if f.n != nil {
+			fresh[f.rel] = f.n
+		}
+	}
+	return fresh
+}
+
 func cmpOrInt(a, b int) int {
 	if a > 0 {
 		return a
@@ -514,33 +513,38 @@ func cmpOrInt(a, b int) int {
 	return b
 }
 
+// walkChanges compares the whole tree with the baseline: for when events were lost or
+// cannot be had.
 func (t *Tracker) walkChanges() []Change {
-	now := map[string]*node{}
-	if t.scan("", t.base, now) {
+	t.walks++
+	found, tooMany := t.scan(t.base, t.walks)
+	if tooMany {
 		t.off = fmt.Errorf("%w: over %d under %s", ErrTooManyFiles, cmpOrInt(t.opts.MaxFiles, 1_000_000), t.opts.Root)
 		t.opts.Logger.Warn("checkpoints are off", "err", t.off)
 		return nil
 	}
 	var out []Change
-	for p, n := range now {
-		if old, ok := t.base[p]; !ok {
-			out = append(out, Change{Path: p, After: n.st})
-		} else if !old.st.Same(n.st) || old.st.Lost == "ignored" && (old.mtime != n.mtime || old.st.Kind != n.st.Kind) {
-			out = append(out, Change{Path: p, Before: old.st, After: n.st})
-		}
-	}
 	for p, old := range t.base {
-		if _, ok := now[p]; !ok {
+		if old.seen != t.walks {
 			out = append(out, Change{Path: p, Before: old.st})
+			delete(t.base, p)
 		}
 	}
-	t.base = now
+	for _, f := range found {
+		n := f.n
+		if old, ok := t.base[f.rel]; !ok {
+			out = append(out, Change{Path: f.rel, After: n.st})
+		} else if !old.st.Same(n.st) || old.st.Lost == "ignored" && (old.mtime != n.mtime || old.st.Kind != n.st.Kind) {
+			out = append(out, Change{Path: f.rel, Before: old.st, After: n.st})
+		}
+		t.base[f.rel] = n
+	}
 	return out
 }
 
 // check compares the path an event named (and, for a directory that came or went, what
 // is under it) with the baseline, appending what changed to out.
-func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
+func (t *Tracker) check(rel string, fresh map[string]*node, out *[]Change, seen map[string]bool) {
 	if seen[rel] || rel == "" {
 		return
 	}
@@ -559,8 +563,9 @@ func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
 		delete(t.base, rel)
 		return
 	}
+	m := metaOf(info)
 	if t.ignored(rel, info.IsDir()) {
-		n := ignoredNode(info)
+		n := ignoredNode(m)
 		if prev == nil || prev.st.Kind != n.st.Kind || prev.mtime != n.mtime {
 			ch := Change{Path: rel, After: n.st}
 			if prev != nil {
@@ -571,7 +576,10 @@ func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
 		t.base[rel] = n
 		return
 	}
-	n := t.evaluate(rel, info, prev)
+	n := fresh[rel]
+	if !n.unchanged(m) {
+		n = t.evaluate(rel, m, prev)
+	}
 	if prev != nil && prev.st.Kind == Dir && n.st.Kind != Dir {
 		t.removeUnder(rel, prev, out, seen)
 	}
@@ -597,7 +605,7 @@ func (t *Tracker) check(rel string, out *[]Change, seen map[string]bool) {
 		d.Close()
 		slices.Sort(names)
 		for _, name := range names {
-			t.check(path.Join(rel, name), out, seen)
+			t.check(path.Join(rel, name), fresh, out, seen)
 		}
 	}
 }

@@ -1,0 +1,156 @@
+package checkpoint
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// scanned is a path a scan found new or changed, and what the baseline should now know of
+// it.
+type scanned struct {
+	rel string
+	m   meta
+	n   *node
+}
+
+// scan walks the tree under the root, watching its directories, and returns the paths
+// that prev (the baseline; nil to build one) does not already know as they are, with
+// their new nodes: a file whose size, times, inode and mode are unchanged is not read
+// again, nor listed. Each path prev knows and the walk found is marked seen with walk,
+// so that what is not marked is gone. Directories are read by a few goroutines at once
+// (the walk is mostly system calls), then the files to read are read by a few at once.
+// Past Options.MaxFiles paths it stops, reads nothing, and reports tooMany.
+func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, tooMany bool) {
+	limit := int64(cmpOrInt(t.opts.MaxFiles, 1_000_000))
+	var (
+		count atomic.Int64
+		over  atomic.Bool
+		wmu   sync.Mutex // guards t.w, which a failed watch closes
+	)
+	watch := func(rel string) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		if t.w == nil {
+			return
+		}
+		if err := t.w.add(t.abs(rel), rel); err != nil {
+			t.opts.Logger.Info("checkpoints: cannot watch a directory; walking the workspace instead", "dir", t.abs(rel), "err", err)
+			t.w.close()
+			t.w = nil
+		}
+	}
+	// The directories to read: a stack shared by the workers, each of whom pushes the
+	// directories it finds. The walk ends when the stack is empty and no worker is reading
+	// a directory, which could push more.
+	var (
+		mu     sync.Mutex
+		cond   = sync.NewCond(&mu)
+		dirs   = []string{""}
+		active int
+	)
+	watch("")
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 8)
+	results := make([][]scanned, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			buf := make([]byte, 32<<10)
+			var mine []scanned
+			var subdirs []string
+			visit := func(dir, name string, m meta) {
+				if count.Add(1) > limit {
+					over.Store(true)
+					return
+				}
+				rel := name
+				if dir != "" {
+					rel = dir + "/" + name
+				}
+				p := prev[rel]
+				if p != nil {
+					p.seen = walk // only this worker visits rel
+				}
+				isDir := m.mode.IsDir()
+				if t.ignored(rel, isDir) {
+					if p == nil || p.st.Lost != "ignored" || p.st.Kind != kindOf(m.mode) || p.mtime != m.mtime || p.ino != m.ino {
+						mine = append(mine, scanned{rel: rel, m: m, n: ignoredNode(m)})
+					}
+					return
+				}
+				if isDir {
+					// A directory known before, with the same inode, is watched already.
+					if p == nil || p.st.Kind != Dir || p.ino != m.ino {
+						watch(rel)
+					}
+					subdirs = append(subdirs, rel)
+				}
+				if p.unchanged(m) && p.st.Lost != "ignored" {
+					return
+				}
+				var n *node
+				if isDir || !m.mode.IsRegular() && m.mode&os.ModeSymlink == 0 {
+					n = t.evaluate(rel, m, nil) // nothing to read
+				}
+				mine = append(mine, scanned{rel: rel, m: m, n: n})
+			}
+			mu.Lock()
+			for {
+				for len(dirs) == 0 && active > 0 {
+					cond.Wait()
+				}
+				if len(dirs) == 0 || over.Load() {
+					break
+				}
+				dir := dirs[len(dirs)-1]
+				dirs = dirs[:len(dirs)-1]
+				active++
+				mu.Unlock()
+				subdirs = subdirs[:0]
+				_ = readDir(t.abs(dir), buf, func(name string, m meta) { visit(dir, name, m) })
+				mu.Lock()
+				dirs = append(dirs, subdirs...)
+				active--
+				cond.Broadcast()
+			}
+			mu.Unlock()
+			cond.Broadcast()
+			results[w] = mine
+		})
+	}
+	wg.Wait()
+	if over.Load() {
+		return nil, true // nothing read
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	found = make([]scanned, 0, n)
+	var files []int
+	for _, r := range results {
+		for _, f := range r {
+			if f.n == nil {
+				files = append(files, len(found))
+			}
+			found = append(found, f)
+		}
+	}
+	// Files and symlinks are read by a few goroutines at once.
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0)*2, 8) {
+		wg.Go(func() {
+			for i := range next {
+				f := &found[i]
+				f.n = t.evaluate(f.rel, f.m, prev[f.rel])
+			}
+		})
+	}
+	for _, i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return found, false
+}
