@@ -509,8 +509,13 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		}
 	}
 	for ns := range namespaces {
+		// Pod templates in workload resources are checked against the restricted Pod
+		// Security Standard: the server warns about what a pod would break.
 		s.create("/api/v1/namespaces", map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns},
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
+				"name":   ns,
+				"labels": map[string]any{"pod-security.kubernetes.io/warn": "restricted"},
+			},
 		})
 	}
 
