@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -468,6 +469,57 @@ func manifestDocs(t *testing.T) []manifestDoc {
 	return docs
 }
 
+// sandboxPod returns the Pod agent-sandbox's controller makes from a Sandbox or a
+// SandboxTemplate (spec.podTemplate, with a PersistentVolumeClaim volume for each of
+// spec.volumeClaimTemplates, named as the template), or nil for another kind.
+func sandboxPod(obj map[string]any) map[string]any {
+	if !strings.HasSuffix(strings.Split(fmt.Sprint(obj["apiVersion"]), "/")[0], "agents.x-k8s.io") {
+		return nil
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	tmpl, _ := spec["podTemplate"].(map[string]any)
+	if tmpl == nil {
+		return nil
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	podSpec := map[string]any{}
+	if ps, _ := tmpl["spec"].(map[string]any); ps != nil {
+		podSpec = maps.Clone(ps)
+	}
+	volumes, _ := podSpec["volumes"].([]any)
+	volumes = slices.Clone(volumes)
+	claims, _ := spec["volumeClaimTemplates"].([]any)
+	for _, c := range claims {
+		cm, _ := c.(map[string]any)
+		cmeta, _ := cm["metadata"].(map[string]any)
+		claim, _ := cmeta["name"].(string)
+		volumes = slices.DeleteFunc(volumes, func(v any) bool {
+			vm, _ := v.(map[string]any)
+			return vm["name"] == claim
+		})
+		volumes = append(volumes, map[string]any{
+			"name":                  claim,
+			"persistentVolumeClaim": map[string]any{"claimName": claim + "-" + name},
+		})
+	}
+	if len(volumes) > 0 {
+		podSpec["volumes"] = volumes
+	}
+	podMeta := map[string]any{"name": name}
+	if tm, _ := tmpl["metadata"].(map[string]any); tm != nil {
+		for _, k := range []string{"labels", "annotations"} {
+			if v, ok := tm[k]; ok {
+				podMeta[k] = v
+			}
+		}
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": podMeta, "spec": podSpec}
+}
+
+// podNamespace is where the pods made from the agent-sandbox documents are sent.
+const podNamespace = "boris-check-pods"
+
 // checkNamespace is where namespaced documents without a namespace of their own are sent.
 const checkNamespace = "boris-check"
 
@@ -519,6 +571,19 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		})
 	}
 
+	// The pods agent-sandbox's controller makes from a Sandbox or a SandboxTemplate go to a
+	// namespace of their own that enforces the restricted Pod Security Standard, with the
+	// service account the server looks up for them.
+	s.create("/api/v1/namespaces", map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
+			"name":   podNamespace,
+			"labels": map[string]any{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"},
+		},
+	})
+	s.create("/api/v1/namespaces/"+podNamespace+"/serviceaccounts", map[string]any{
+		"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "default"},
+	})
+
 	// The server refuses what it should, so that a manifest it takes is not merely
 	// unchecked: an unknown field, and an invalid value.
 	for _, bad := range []struct {
@@ -527,12 +592,23 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	}{
 		{`{"apiVersion":"v1","kind":"Service","metadata":{"name":"x"},"spec":{"ports":[{"port":80}],"selectr":{"a":"b"}}}`, `unknown field "spec.selectr"`},
 		{`{"apiVersion":"v1","kind":"Service","metadata":{"name":"x"},"spec":{"ports":[{"port":800000}]}}`, "spec.ports[0].port"},
+		// Only with the CRDs installed: a field agent-sandbox's schema does not declare, and
+		// a pod the restricted standard refuses.
+		{`{"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxClaim","metadata":{"name":"x"},"spec":{"warmPoolRef":{"name":"p"},"warmPool":"p"}}`, `unknown field "spec.warmPool"`},
+		{`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","namespace":"` + podNamespace + `"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, "violates PodSecurity"},
 	} {
+		if strings.Contains(bad.obj, "agents.x-k8s.io") && crdDir == "" {
+			continue
+		}
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(bad.obj), &obj); err != nil {
 			t.Fatal(err)
 		}
-		if problem, _ := s.dryRunCreate(obj, checkNamespace); !strings.Contains(problem, bad.want) {
+		ns := checkNamespace
+		if strings.Contains(bad.obj, podNamespace) {
+			ns = podNamespace
+		}
+		if problem, _ := s.dryRunCreate(obj, ns); !strings.Contains(problem, bad.want) {
 			t.Fatalf("the server took %s with %q, want it refused for %q", bad.obj, problem, bad.want)
 		}
 	}
@@ -555,6 +631,17 @@ func TestManifestsOnAPIServer(t *testing.T) {
 			t.Errorf("%s: %s", d.name, problem)
 		default:
 			checked = append(checked, d.name)
+		}
+		if !served {
+			continue
+		}
+		if pod := sandboxPod(d.obj); pod != nil {
+			name := d.name + ": the pod made from its podTemplate"
+			if problem, _ := s.dryRunCreate(pod, podNamespace); problem != "" {
+				t.Errorf("%s: %s", name, problem)
+			} else {
+				checked = append(checked, name)
+			}
 		}
 	}
 	t.Logf("kube-apiserver %s took %d documents (dry run, strict field validation) without error or warning:\n  %s", kubeVersion, len(checked), strings.Join(checked, "\n  "))
