@@ -65,15 +65,19 @@ type kubeServer struct {
 	client *http.Client
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // startProcess starts a command in a process group of its own, its output in a log file,
@@ -127,9 +131,10 @@ func startKubeServer(t *testing.T, bin string) *kubeServer {
 	t.Helper()
 	dir := t.TempDir()
 
-	etcdClient, etcdPeer := freePort(t), freePort(t)
-	clientURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClient)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
+	ports := freePorts(t, 3)
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	port := ports[2]
 	etcdLog := filepath.Join(dir, "etcd.log")
 	etcdExited := startProcess(t, etcdLog, filepath.Join(bin, "etcd"),
 		"--name=boris-check",
@@ -160,7 +165,6 @@ func startKubeServer(t *testing.T, bin string) *kubeServer {
 		t.Fatal(err)
 	}
 
-	port := freePort(t)
 	certDir := filepath.Join(dir, "certs")
 	apiLog := filepath.Join(dir, "kube-apiserver.log")
 	apiExited := startProcess(t, apiLog, filepath.Join(bin, "kube-apiserver"),
