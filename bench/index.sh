@@ -39,4 +39,4 @@ if [ ! -d "$tree/.git" ]; then
 fi
 echo "tree: $(git -C "$tree" ls-files | wc -l) files in $copies copies of GOROOT/src; other branch differs in $(git -C "$tree" diff --name-only main other | wc -l)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-BORIS_BENCH_INDEX_TREE=$tree go test ./internal/search -run '^$' -bench 'BenchmarkIndex' -benchtime 5x -timeout 60m
+BORIS_BENCH_INDEX_TREE=$tree go test ./internal/search -run '^$' -bench 'BenchmarkIndex$' -benchtime 1x -timeout 60m -v | grep -v '^goos\|^goarch\|^pkg\|^cpu'

@@ -23,6 +23,10 @@ var (
 	errClosed        = errors.New("closed")
 )
 
+// maxWatches, when above 0, is a limit on one watcher's watches below the system's; for
+// tests.
+var maxWatches = 0
+
 // event is one file event, as [watcher.drain] reports it.
 type event struct {
 	wd       int
@@ -292,42 +296,7 @@ func (l *live) applyLocked() {
 		return
 	}
 	var pending []*liveDir
-	relist := func(d *liveDir) {
-		if !slices.Contains(pending, d) {
-			pending = append(pending, d)
-		}
-	}
-	err := l.w.drain(func(ev event) {
-		if ev.overflow {
-			l.broken = errOverflow
-		}
-		d := l.byWD[ev.wd]
-		if d == nil || l.broken != nil {
-			return
-		}
-		switch {
-		case ev.gone:
-			delete(l.byWD, ev.wd)
-			d.wd = -1
-		case ev.name == "":
-			if ev.self {
-				relist(d)
-			}
-		default:
-			if slices.Contains(ignoreFiles, ev.name) {
-				l.broken = errIgnoreChanged
-				return
-			}
-			p := joinPath(d.path, ev.name)
-			l.markDirty(p)
-			if ev.entries {
-				relist(d)
-				if c := l.dirs[p]; c != nil {
-					relist(c) // its mode may have changed
-				}
-			}
-		}
-	})
+	err := l.w.drain(func(ev event) { l.handle(ev, &pending) })
 	if err != nil && l.broken == nil {
 		l.broken = err
 	}
@@ -385,6 +354,44 @@ func (l *live) applyLocked() {
 					l.broken = err
 					return
 				}
+			}
+		}
+	}
+}
+
+// handle applies one event, adding the directories to list again to pending.
+func (l *live) handle(ev event, pending *[]*liveDir) {
+	relist := func(d *liveDir) {
+		if !slices.Contains(*pending, d) {
+			*pending = append(*pending, d)
+		}
+	}
+	if ev.overflow {
+		l.broken = errOverflow
+	}
+	d := l.byWD[ev.wd]
+	if d == nil || l.broken != nil {
+		return
+	}
+	switch {
+	case ev.gone:
+		delete(l.byWD, ev.wd)
+		d.wd = -1
+	case ev.name == "":
+		if ev.self {
+			relist(d)
+		}
+	default:
+		if slices.Contains(ignoreFiles, ev.name) {
+			l.broken = errIgnoreChanged
+			return
+		}
+		p := joinPath(d.path, ev.name)
+		l.markDirty(p)
+		if ev.entries {
+			relist(d)
+			if c := l.dirs[p]; c != nil {
+				relist(c) // its mode may have changed
 			}
 		}
 	}

@@ -153,3 +153,159 @@ func TestLiveMatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// liveTree writes a tree of 40 files, one of them holding rareIdent, and returns it with
+// the scan's answer to q.
+func liveTree(t *testing.T, q GrepOptions) (string, *GrepResult) {
+	t.Helper()
+	root := t.TempDir()
+	for i := range 40 {
+		body := "nothing here\n"
+		if i == 7 {
+			body = "a rareIdent here\n"
+		}
+		if err := os.MkdirAll(filepath.Join(root, fmt.Sprintf("d%d", i%4)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("d%d/f%02d.txt", i%4, i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil || want.MatchedFiles != 1 {
+		t.Fatalf("scan: %+v, %v", want, err)
+	}
+	return root, want
+}
+
+// sameAs fails unless got is want but for how the index was used.
+func sameAs(t *testing.T, state string, got, want *GrepResult) {
+	t.Helper()
+	g := *got
+	g.Index, g.Unindexed, g.Live = Scanned, 0, false
+	if !reflect.DeepEqual(&g, want) {
+		t.Fatalf("%s: %+v, want %+v", state, got, want)
+	}
+}
+
+// TestLiveBuildIsOffTheRequestPath holds the build of the live list once the index is
+// ready and sees grep answer by walking meanwhile, then from the list once it is let go.
+func TestLiveBuildIsOffTheRequestPath(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	started, release := make(chan struct{}), make(chan struct{})
+	ix := &Indexes{MinFiles: 20, heldLive: func() {
+		close(started)
+		<-release
+	}}
+	defer ix.Wait()
+	defer ix.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	<-started // the index is ready, and the live list's build is held
+	held, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Live || held.Index != Indexed {
+		t.Fatalf("while the live list is built: %+v, want the index used by a walk", held)
+	}
+	sameAs(t, "held", held, want)
+	close(release)
+	ix.Wait()
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Live || got.Index != Indexed {
+		t.Fatalf("after the build: %+v, want the live list", got)
+	}
+	sameAs(t, "live", got, want)
+}
+
+// TestLiveOverflowWalks: once events are lost, grep walks (and is right), and a new live
+// list is built in the background.
+func TestLiveOverflowWalks(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	ix := &Indexes{MinFiles: 20}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	l := ix.liveOf(root)
+	if l == nil {
+		t.Fatal("no live list")
+	}
+	// A write the lost events would have told of.
+	if err := os.WriteFile(filepath.Join(root, "d1/new.txt"), []byte("rareIdent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.handle(event{overflow: true}, nil)
+	l.mu.Unlock()
+	want, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "rareIdent"})
+	if err != nil || want.MatchedFiles != 2 {
+		t.Fatalf("scan: %+v, %v", want, err)
+	}
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Live {
+		t.Fatalf("after an overflow: %+v, want a walk", got)
+	}
+	sameAs(t, "overflow", got, want)
+	ix.Wait()
+	if l2 := ix.liveOf(root); l2 == nil || l2 == l {
+		t.Fatal("no new live list after the overflow")
+	}
+	got, err = Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Live {
+		t.Fatalf("once built again: %+v, want the live list", got)
+	}
+	sameAs(t, "built again", got, want)
+}
+
+// TestLiveWatchLimitWalks: with too few watches for the tree, grep walks, and no live list
+// is built again until the next index.
+func TestLiveWatchLimitWalks(t *testing.T) {
+	defer func(n int) { maxWatches = n }(maxWatches)
+	maxWatches = 2
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	builds := 0
+	ix := &Indexes{MinFiles: 20, heldLive: func() { builds++ }}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	for i := range 3 {
+		got, err := Grep(t.Context(), openScope{}, root, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Live {
+			t.Fatalf("search %d: %+v, want a walk", i, got)
+		}
+		sameAs(t, "no watches", got, want)
+		ix.Wait()
+	}
+	if builds != 1 {
+		t.Fatalf("%d builds of the live list, want 1", builds)
+	}
+}

@@ -33,6 +33,8 @@ type watcher struct {
 	wake int // eventfd: written to end wait
 	buf  []byte
 	mu   sync.Mutex // orders stop and close
+	// watches counts the calls of add.
+	watches int
 }
 
 // newWatcher returns a watcher for the tree at root, or errNoEvents when its filesystem
@@ -84,6 +86,10 @@ func (w *watcher) stop() {
 
 // add watches the directory at path; errWatchLimit says the user's watches ran out.
 func (w *watcher) add(path string) (int, error) {
+	if maxWatches > 0 && w.watches >= maxWatches {
+		return -1, errWatchLimit
+	}
+	w.watches++
 	wd, err := unix.InotifyAddWatch(w.fd, path, watchMask)
 	if err == unix.ENOSPC {
 		return -1, errWatchLimit
