@@ -101,28 +101,47 @@ func TestGrepFreshAfterEdits(t *testing.T) {
 		got = textOf(call(t, cs, "grep", args))
 	}
 	steps := []struct {
-		tool    string
-		args    map[string]any
-		pattern string
+		tool string
+		args map[string]any
 	}{
-		{"create_file", map[string]any{"path": "d1/new.go", "content": "package x\nfunc rareIdent() {}\n"}, "rareIdent"},
-		{"view", map[string]any{"path": "d2/f05.go"}, ""},
-		{"str_replace", map[string]any{"path": "d2/f05.go", "old_str": "package x", "new_str": "package rareEdit"}, "rareEdit"},
-		{"bash", map[string]any{"command": "sed -i 's/package x/package rareSed/' d0/*.go && mkdir -p d4/e && echo rareSed > d4/e/g.txt && mv d1 d5"}, "rareSed|rareIdent"},
-		{"bash", map[string]any{"command": "rm -r d5 && echo rareLast > d0/last.txt"}, "rare"},
+		{"create_file", map[string]any{"path": "d1/new.go", "content": "package x\nfunc rareIdent() {}\n"}},
+		{"view", map[string]any{"path": "d2/f05.go"}},
+		{"str_replace", map[string]any{"path": "d2/f05.go", "old_str": "package x", "new_str": "package rareEdit\nfunc fooHandler() {}"}},
+		{"bash", map[string]any{"command": "sed -i 's/package x/package rareSed/' d0/*.go && mkdir -p d4/e && echo rareSed > d4/e/g.txt && mv d1 d5"}},
+		{"bash", map[string]any{"command": "rm -r d5 && echo 'the rareLast func barHandler' > d0/last.txt && printf 'the\\0bin' > d0/bin.dat"}},
+	}
+	// The five query classes: a rare identifier, the same with -i, a regex with a literal,
+	// one without, a common word with a result cap.
+	queries := []map[string]any{
+		{"pattern": "rare(Ident|Edit|Sed|Last)", "output_mode": "content"},
+		{"pattern": "RAREIDENT", "-i": true, "output_mode": "content"},
+		{"pattern": `func \w+Handler`, "output_mode": "count"},
+		{"pattern": `\w+`, "output_mode": "files_with_matches"},
+		{"pattern": "package", "output_mode": "content", "head_limit": 5},
 	}
 	for _, s := range steps {
 		if res := call(t, cs, s.tool, s.args); res.IsError {
 			t.Fatalf("%s: %s", s.tool, textOf(res))
 		}
-		if s.pattern == "" {
+		if s.tool == "view" {
 			continue
 		}
-		args := map[string]any{"pattern": s.pattern, "output_mode": "content"}
-		want := textOf(call(t, plain, "grep", args))
-		got := textOf(call(t, cs, "grep", args))
-		if !live.MatchString(got) || live.ReplaceAllString(got, "") != want {
-			t.Fatalf("grep %q after %s:\n%s\nwant, from the live list,\n%s", s.pattern, s.tool, got, want)
+		for _, args := range queries {
+			wantRes, gotRes := call(t, plain, "grep", args), call(t, cs, "grep", args)
+			if wantRes.IsError || gotRes.IsError {
+				t.Fatalf("grep %v: %s / %s", args, textOf(wantRes), textOf(gotRes))
+			}
+			want, got := textOf(wantRes), textOf(gotRes)
+			if args["pattern"] == `\w+` {
+				// No trigram to look up: every file is read, and the result says nothing.
+				if got != want {
+					t.Fatalf("grep %v after %s:\n%s\nwant\n%s", args, s.tool, got, want)
+				}
+				continue
+			}
+			if !live.MatchString(got) || live.ReplaceAllString(got, "") != want {
+				t.Fatalf("grep %v after %s:\n%s\nwant, from the live list,\n%s", args, s.tool, got, want)
+			}
 		}
 	}
 }
