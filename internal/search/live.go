@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -336,7 +337,7 @@ func (l *live) applyLocked() {
 		grown = append(grown, d)
 	}
 	for _, d := range again {
-		if l.dirs[d.path] == nil && l.dirs[parentDir(d.path)] != nil || d.path == l.root {
+		if l.dirs[d.path] == nil && l.listed(d.path) {
 			if err := l.addDir(d.path, l.parentRules(d.path)); err != nil {
 				l.broken = err
 				return
@@ -395,6 +396,17 @@ func (l *live) handle(ev event, pending *[]*liveDir) {
 			}
 		}
 	}
+}
+
+// listed reports whether the directory at path is the root or a directory its parent's
+// listing holds.
+func (l *live) listed(path string) bool {
+	if path == l.root {
+		return true
+	}
+	p := l.dirs[parentDir(path)]
+	base := filepath.Base(path)
+	return p != nil && slices.ContainsFunc(p.entries, func(e fs.DirEntry) bool { return e.Name() == base && e.IsDir() })
 }
 
 // parentRules returns the build's rules in force in the parent of the directory at path.
