@@ -159,7 +159,9 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), unindexed)
 				break
 			}
-			opts.Indexes.dropLive(l, err)
+			if !errors.Is(err, errNotListed) {
+				opts.Indexes.dropLive(l, err)
+			}
 		}
 		g.plan = planIndex(x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
 		if err := w.run(root); err != nil {

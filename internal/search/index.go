@@ -215,6 +215,17 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 	if s.trees == nil {
 		s.trees = map[string]*tree{}
 	}
+	for d := root; d != "/"; {
+		d = parentDir(d)
+		if t := s.trees[d]; t != nil && t.idx.Load() != nil {
+			// The index of a directory above serves this search; it has its own
+			// list of files.
+			if t.live == nil && !t.building {
+				s.startLive(t, t.idx.Load())
+			}
+			return
+		}
+	}
 	t := s.trees[root]
 	if t == nil {
 		t = &tree{}
