@@ -101,6 +101,8 @@ func TestIndexMatchesScan(t *testing.T) {
 		}
 		ix := &Indexes{}
 		ix.install(root, x)
+		defer ix.Wait()
+		defer ix.Close()
 		for state := range 4 {
 			for _, q := range indexQueries {
 				scan, err := Grep(t.Context(), openScope{}, root, q)
@@ -129,14 +131,14 @@ func TestIndexMatchesScan(t *testing.T) {
 	}
 }
 
-// install makes x the index of root; for tests.
+// install makes x the index of root, used by walking (no live list); for tests.
 func (s *Indexes) install(root string, x *Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.trees == nil {
 		s.trees = map[string]*tree{}
 	}
-	t := &tree{}
+	t := &tree{liveErr: errNoEvents}
 	t.idx.Store(x)
 	s.trees[root] = t
 }
