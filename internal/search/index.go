@@ -156,6 +156,9 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		s.mu.Lock()
 		t.liveBuilding = false
 		if s.closed || t.idx.Load() != x {
+			if cur := t.idx.Load(); cur != nil && !s.closed {
+				s.startLive(t, cur) // the index was built again meanwhile
+			}
 			s.mu.Unlock()
 			if l != nil {
 				l.close()
