@@ -179,6 +179,9 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		case x != nil:
 			unindexed = 0 // not known
 		}
+		if x != nil && opts.NoIgnore {
+			unindexed = 0 // ignored files are never indexed: no reason to index again
+		}
 		opts.Indexes.searched(scope, root, &opts.Filter, int(g.visited.Load()), unindexed)
 	default:
 		return nil, &RootError{Path: root, Special: true}
