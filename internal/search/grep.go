@@ -62,6 +62,9 @@ type GrepResult struct {
 	// Unindexed is how many files were read because the index did not hold them as
 	// they are now (with Index PartlyIndexed).
 	Unindexed int
+	// Live says the files were listed from the index's live list, kept by file events,
+	// without walking the tree.
+	Live bool
 }
 
 // FileMatch is one matching file.
@@ -113,7 +116,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		return nil, err
 	}
 	var sk Skipped
-	use, n := Scanned, 0
+	use, n, live := Scanned, 0, false
 	switch {
 	case info.Mode().IsRegular():
 		g.counters = &counters{}
@@ -133,7 +136,33 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 			g.workers[i].find = newFinder(m.lits)
 		}
 		g.counters = &w.counters
-		x := opts.Indexes.lookup(root)
+		x, l := opts.Indexes.lookup(root)
+		if l != nil && !opts.NoIgnore {
+			ll, dirty, err := l.list(mustWalker(ctx, root, scope, &opts.Filter), root, scope)
+			if err == nil {
+				g.counters = &counters{}
+				g.counters.set(ll.sk)
+				plan := planIndex(l.x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
+				unindexed, err := g.grepLive(ctx, root, ll, dirty, plan)
+				if err != nil {
+					return nil, err
+				}
+				sk = g.counters.snapshot()
+				if plan != nil {
+					use, n = Indexed, unindexed
+					if n > 0 {
+						use = PartlyIndexed
+					}
+				}
+				live = true
+				opts.Indexes.liveAnswers.Add(1)
+				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), unindexed)
+				break
+			}
+			if !errors.Is(err, errNotListed) {
+				opts.Indexes.dropLive(l, err)
+			}
+		}
 		g.plan = planIndex(x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
 		if err := w.run(root); err != nil {
 			return nil, err
@@ -150,6 +179,9 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		case x != nil:
 			unindexed = 0 // not known
 		}
+		if x != nil && opts.NoIgnore {
+			unindexed = 0 // ignored files are never indexed: no reason to index again
+		}
 		opts.Indexes.searched(scope, root, &opts.Filter, int(g.visited.Load()), unindexed)
 	default:
 		return nil, &RootError{Path: root, Special: true}
@@ -162,6 +194,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		Skipped:      sk,
 		Index:        use,
 		Unindexed:    n,
+		Live:         live,
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"regexp/syntax"
 	"runtime"
@@ -50,17 +51,27 @@ type Indexes struct {
 	// tree's first search loads its index from there, and each index built is saved there.
 	Dir string
 
-	mu    sync.Mutex
-	trees map[string]*tree // by root
-	// held, when set, is called by each build before it starts (tests hold builds with it).
-	held func()
-	wg   sync.WaitGroup
+	mu     sync.Mutex
+	trees  map[string]*tree // by root
+	closed bool
+	// held, when set, is called by each build before it starts (tests hold builds with it);
+	// heldLive by each build of a live list.
+	held, heldLive func()
+	wg             sync.WaitGroup
+	// liveAnswers counts the searches answered from a live list.
+	liveAnswers atomic.Int64
 }
 
 type tree struct {
 	searches int
 	building bool
 	idx      atomic.Pointer[Index]
+	top      string
+	// live is the tree's live list, once built for idx; nil while one is built
+	// (liveBuilding) or when file events cannot be had (liveErr).
+	live         *live
+	liveBuilding bool
+	liveErr      error
 }
 
 // Index is an immutable trigram index of the files under one root.
@@ -85,24 +96,102 @@ func (x *Index) Postings() int { return x.tri.Postings() }
 // Wait waits for the builds under way; for tests and benchmarks.
 func (s *Indexes) Wait() { s.wg.Wait() }
 
-// lookup returns the ready index of root or of a directory above it, or nil.
-func (s *Indexes) lookup(root string) *Index {
+// Close stops following file events and starts no more builds; a build under way ends
+// on its own (see Wait). Safe to call more than once.
+func (s *Indexes) Close() {
 	if s == nil {
-		return nil
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	var lives []*live
+	for _, t := range s.trees {
+		if t.live != nil {
+			lives = append(lives, t.live)
+			t.live = nil
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range lives {
+		l.close()
+	}
+}
+
+// lookup returns the ready index of root or of a directory above it, or nil, with its
+// live list if it has one.
+func (s *Indexes) lookup(root string) (*Index, *live) {
+	if s == nil {
+		return nil, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for d := root; ; {
 		if t := s.trees[d]; t != nil {
 			if x := t.idx.Load(); x != nil {
-				return x
+				return x, t.live
 			}
 		}
 		if d == "/" {
-			return nil
+			return nil, nil
 		}
 		d = parentDir(d)
 	}
+}
+
+// startLive builds a live list of x in the background. s.mu is held.
+func (s *Indexes) startLive(t *tree, x *Index) {
+	if s.closed || t.liveBuilding || t.liveErr != nil {
+		return
+	}
+	t.liveBuilding = true
+	held, top := s.heldLive, t.top
+	s.wg.Go(func() {
+		if held != nil {
+			held()
+		}
+		// The thread ends with this goroutine, which never unlocks it.
+		runtime.LockOSThread()
+		idleThread()
+		l, err := buildLive(context.Background(), x, top)
+		s.mu.Lock()
+		t.liveBuilding = false
+		if s.closed || t.idx.Load() != x {
+			if cur := t.idx.Load(); cur != nil && !s.closed {
+				s.startLive(t, cur) // the index was built again meanwhile
+			}
+			s.mu.Unlock()
+			if l != nil {
+				l.close()
+			}
+			return
+		}
+		old := t.live
+		if err != nil {
+			t.liveErr = err // tried again with the next index
+		} else {
+			t.live = l
+		}
+		s.mu.Unlock()
+		if old != nil {
+			old.close()
+		}
+	})
+}
+
+// dropLive stops using l, which could not answer for err: searches walk until a new live
+// list is built, in the background, unless err says file events cannot be had.
+func (s *Indexes) dropLive(l *live, err error) {
+	s.mu.Lock()
+	for _, t := range s.trees {
+		if t.live == l {
+			t.live = nil
+			if errors.Is(err, errWatchLimit) || errors.Is(err, errNoEvents) {
+				t.liveErr = err
+			}
+		}
+	}
+	s.mu.Unlock()
+	l.close()
 }
 
 func parentDir(p string) string {
@@ -129,19 +218,36 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 	if s.trees == nil {
 		s.trees = map[string]*tree{}
 	}
+	for d := root; d != "/"; {
+		d = parentDir(d)
+		if t := s.trees[d]; t != nil && t.idx.Load() != nil {
+			// The index of a directory above serves this search; it has its own
+			// list of files.
+			if t.live == nil && !t.building {
+				s.startLive(t, t.idx.Load())
+			}
+			return
+		}
+	}
 	t := s.trees[root]
 	if t == nil {
 		t = &tree{}
 		s.trees[root] = t
 	}
 	t.searches++
+	if t.top == "" {
+		t.top = f.Top
+	}
+	if x := t.idx.Load(); x != nil && t.live == nil && !t.building {
+		s.startLive(t, x)
+	}
 	load := t.searches == 1 && s.Dir != ""
 	worth := files >= minFiles || t.searches >= 2 && files >= minFiles/10
 	if t.idx.Load() != nil {
 		// Rebuild once a tenth of the files changed since the index was built.
 		worth = worth && unindexed > files/10
 	}
-	if !load && !worth || t.building {
+	if !load && !worth || t.building || s.closed {
 		return
 	}
 	t.building = true
@@ -167,6 +273,8 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 		t.building = false
 		if err == nil {
 			t.idx.Store(x)
+			t.liveErr = nil
+			s.startLive(t, x)
 		}
 	})
 }

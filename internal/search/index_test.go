@@ -101,6 +101,8 @@ func TestIndexMatchesScan(t *testing.T) {
 		}
 		ix := &Indexes{}
 		ix.install(root, x)
+		defer ix.Wait()
+		defer ix.Close()
 		for state := range 4 {
 			for _, q := range indexQueries {
 				scan, err := Grep(t.Context(), openScope{}, root, q)
@@ -116,7 +118,7 @@ func TestIndexMatchesScan(t *testing.T) {
 				if state == 0 && idx.Index == PartlyIndexed && q.Filter.NoIgnore == false {
 					t.Errorf("round %d: a fresh index left %d files unindexed for %q", round, idx.Unindexed, q.Pattern)
 				}
-				idx.Index, idx.Unindexed = Scanned, 0
+				idx.Index, idx.Unindexed, idx.Live = Scanned, 0, false
 				if !reflect.DeepEqual(scan, idx) {
 					t.Fatalf("round %d state %d %q: index gave\n%+v\nscan gave\n%+v", round, state, q.Pattern, idx, scan)
 				}
@@ -129,14 +131,14 @@ func TestIndexMatchesScan(t *testing.T) {
 	}
 }
 
-// install makes x the index of root; for tests.
+// install makes x the index of root, used by walking (no live list); for tests.
 func (s *Indexes) install(root string, x *Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.trees == nil {
 		s.trees = map[string]*tree{}
 	}
-	t := &tree{}
+	t := &tree{liveErr: errNoEvents}
 	t.idx.Store(x)
 	s.trees[root] = t
 }
@@ -160,6 +162,7 @@ func TestIndexBuildIsOffTheRequestPath(t *testing.T) {
 		<-release
 	}}
 	defer ix.Wait()
+	defer ix.Close()
 	defer func() {
 		select {
 		case <-release:
@@ -189,7 +192,7 @@ func TestIndexBuildIsOffTheRequestPath(t *testing.T) {
 	if third.Index != Indexed || third.MatchedFiles != 1 || third.Searched != 40 {
 		t.Fatalf("after the build: %+v, want the index finding 1 file of 40", third)
 	}
-	second.Index, third.Index = 0, 0
+	second.Index, third.Index, third.Live = 0, 0, false
 	if !reflect.DeepEqual(second, third) {
 		t.Fatalf("index gave %+v, scan %+v", third, second)
 	}
@@ -219,11 +222,13 @@ func TestIndexKeptInCacheDir(t *testing.T) {
 	}
 	q := GrepOptions{Pattern: "rareIdent", Mode: Count}
 	first := &Indexes{MinFiles: 1, Dir: cache}
+	defer first.Close()
 	if _, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "x", Indexes: first}); err != nil {
 		t.Fatal(err)
 	}
 	first.Wait()
 	next := &Indexes{MinFiles: 1 << 30, Dir: cache, held: func() { t.Error("the saved index was built again") }}
+	defer next.Close()
 	q.Indexes = next
 	if res, err := Grep(t.Context(), openScope{}, root, q); err != nil || res.Index != Scanned {
 		t.Fatalf("first search of a new process: %+v %v, want a scan while the index loads", res, err)
@@ -243,7 +248,7 @@ func TestIndexKeptInCacheDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got.Index, got.Unindexed = Scanned, 0
+		got.Index, got.Unindexed, got.Live = Scanned, 0, false
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("state %d: loaded index gave %+v, scan %+v", state, got, want)
 		}

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,6 +71,17 @@ type counters struct {
 	ignored, hidden, binary, tooLarge, special, symlinks, unreadable, deps atomic.Int64
 }
 
+func (c *counters) set(s Skipped) {
+	c.ignored.Store(int64(s.Ignored))
+	c.hidden.Store(int64(s.Hidden))
+	c.binary.Store(int64(s.Binary))
+	c.tooLarge.Store(int64(s.TooLarge))
+	c.special.Store(int64(s.Special))
+	c.symlinks.Store(int64(s.Symlinks))
+	c.unreadable.Store(int64(s.Unreadable))
+	c.deps.Store(int64(s.Deps))
+}
+
 func (c *counters) snapshot() Skipped {
 	return Skipped{
 		Ignored:    int(c.ignored.Load()),
@@ -93,6 +105,8 @@ type job struct {
 	// parent is the open directory the job was found in; it is opened by name there. Nil
 	// for the start and for linked files (opened through the Scope at open).
 	parent *dirHandle
+	// at, for a file found in a live list, is the open directory it is opened below.
+	at *beneath
 }
 
 // dirHandle is an open directory shared by the jobs found in it; the last to finish closes it.
@@ -117,6 +131,9 @@ func (d *dirHandle) release() {
 // following a symlink (one swapped in since the listing is refused by the kernel), or
 // through the Scope when it has no parent. The caller closes the descriptor.
 func openJob(scope Scope, j *job, flag int) (int, error) {
+	if j.at != nil {
+		return openBeneath(j.at.fd, relUnder(j.path, j.at.dir), flag)
+	}
 	if j.parent != nil && j.open == "" {
 		for {
 			fd, err := unix.Openat(j.parent.fd, j.entry.Name(), flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
@@ -155,6 +172,8 @@ type walker struct {
 	repoTop  string
 	exclude0 *ignoreSet // .git/info/exclude, applied at repoTop
 	skipDeps bool       // skip node_modules directories
+	// recordRules, if set, is fed the ignore files parentRules reads.
+	recordRules *maphash.Hash
 	counters
 
 	mu     sync.Mutex
@@ -459,6 +478,7 @@ func (w *walker) parentRules(start string) *ignoreChain {
 		top = w.repoTop
 		if data, err := readSmall(filepath.Join(w.repoTop, ".git", "info", "exclude"), maxIgnoreFile); err == nil {
 			w.exclude0 = parseIgnore(data)
+			w.record("exclude", data)
 		}
 	case w.filter.Top != "":
 		if t, err := filepath.EvalSymlinks(w.filter.Top); err == nil && isUnder(w.root, t) {
@@ -484,10 +504,23 @@ func (w *walker) parentRules(start string) *ignoreChain {
 		}
 		chain = loadIgnore(chain, d, func(name string) ([]byte, bool) {
 			data, err := readSmall(filepath.Join(d, name), maxIgnoreFile)
+			if err == nil {
+				w.record(filepath.Join(d, name), data)
+			}
 			return data, err == nil
 		}, extra)
 	}
 	return chain
+}
+
+// record feeds an ignore file read to recordRules, if set.
+func (w *walker) record(name string, data []byte) {
+	if w.recordRules != nil {
+		w.recordRules.WriteString(name)
+		w.recordRules.WriteByte(0)
+		w.recordRules.Write(data)
+		w.recordRules.WriteByte(0)
+	}
 }
 
 func isUnder(p, dir string) bool {

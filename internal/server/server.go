@@ -16,6 +16,7 @@ import (
 	"github.com/mjkoo/boris/internal/confine"
 	"github.com/mjkoo/boris/internal/mcptask"
 	"github.com/mjkoo/boris/internal/pathscope"
+	"github.com/mjkoo/boris/internal/search"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/shell"
 	"github.com/mjkoo/boris/internal/tasks"
@@ -44,6 +45,7 @@ type Server struct {
 	beforeCalls func() // see BeforeCalls
 
 	checkpoints *checkpoint.Tracker // nil with checkpoints off
+	indexes     *search.Indexes     // grep's indexes; nil with --no-search-index
 
 	tasks *mcptask.Registry // MCP tasks; nil with --no-bash
 
@@ -136,8 +138,11 @@ func (s *Server) startMCP() {
 	// starting the transport and answering the client's initialize, so it is done beside
 	// them; tool calls and lists wait for it (toolsWait), and nothing else needs it.
 	registered := make(chan struct{})
+	if !s.cfg.NoSearchIndex {
+		s.indexes = &search.Indexes{Dir: s.cfg.CacheDir}
+	}
 	go func() {
-		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy, Checkpoints: s.checkpoints})
+		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy, Checkpoints: s.checkpoints, Indexes: s.indexes})
 		close(registered)
 	}()
 	s.mcp.AddReceivingMiddleware(s.toolsWait(registered))
@@ -264,6 +269,7 @@ func (s *Server) Close() {
 	if s.checkpoints != nil {
 		_ = s.checkpoints.Close()
 	}
+	s.indexes.Close() // stops following file events; a build under way ends on its own
 }
 
 // closeState closes the state of the session with the given id, killing its processes.

@@ -262,11 +262,15 @@ func onlyMatchingRE(in GrepArgs) *regexp.Regexp {
 
 // indexNote says how the search index served a result; nothing for a scan of every file.
 func indexNote(res *search.GrepResult) string {
+	kept := ""
+	if res.Live {
+		kept = ", kept fresh by file events"
+	}
 	switch res.Index {
 	case search.Indexed:
-		return "(from the search index: only files that can match were read)"
+		return "(from the search index" + kept + ": only files that can match were read)"
 	case search.PartlyIndexed:
-		return fmt.Sprintf("(from a partial search index: %s new or changed since indexing read in full)", plural(res.Unindexed, "file"))
+		return fmt.Sprintf("(from a partial search index%s: %s new or changed since indexing read in full)", kept, plural(res.Unindexed, "file"))
 	}
 	return ""
 }

@@ -1,0 +1,603 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	errNoEvents      = errors.New("no file events on this system or filesystem")
+	errWatchLimit    = errors.New("out of inotify watches (fs.inotify.max_user_watches)")
+	errOverflow      = errors.New("file events overflowed")
+	errIgnoreChanged = errors.New("an ignore file changed")
+	errClosed        = errors.New("closed")
+)
+
+// maxWatches, when above 0, is a limit on one watcher's watches below the system's; for
+// tests.
+var maxWatches = 0
+
+// event is one file event, as [watcher.drain] reports it.
+type event struct {
+	wd       int
+	name     string // the entry of the watched directory it concerns; "" for the directory
+	overflow bool   // events were lost
+	gone     bool   // the watch was removed
+	entries  bool   // the directory's entries changed (created, deleted, moved, a subdirectory's mode)
+	self     bool   // the directory itself was changed, moved or deleted
+}
+
+// live is the list of the directories of an indexed tree, kept as they are by file events,
+// so that a search learns which files to read without walking the tree. It holds what a
+// walk with hidden files and the ignore files read at build time would enter (not .git,
+// not node_modules), and which files changed since their index entry was made: those are
+// read by every search until the next build.
+//
+// The events queued are applied by a goroutine as they come and by every search before
+// it starts, so a search sees every change made before it started. An event it cannot
+// follow (a lost event, an ignore file changed, no watch left) breaks the list: searches
+// walk again until a new list is built in the background.
+type live struct {
+	root string
+	x    *Index
+	w    *watcher
+	walk *walker // decides, as the build did, which directories are entered
+
+	mu     sync.Mutex
+	dirs   map[string]*liveDir
+	byWD   map[int]*liveDir
+	dirty  map[string]struct{} // files whose index entry may be stale
+	shared bool                // dirty is held by a search: copy before writing
+	gen    uint64              // bumped whenever a directory's entries change
+	lists  map[listKey]*liveList
+	broken error // set once the list cannot be trusted
+	closed bool
+	done   chan struct{} // closed when the event goroutine has ended
+}
+
+// liveDir is one directory as last listed.
+type liveDir struct {
+	path       string
+	wd         int
+	entries    []fs.DirEntry // sorted by name
+	unreadable bool
+	ign        *ignoreChain      // the build's rules in force in it
+	ignData    map[string][]byte // its ignore files
+}
+
+// liveFile is a file a search with given filters visits.
+type liveFile struct {
+	path   string
+	open   string // a linked file's target
+	id     uint32
+	size   int64
+	binary bool
+	held   bool // in the index
+}
+
+// liveList is what a walk of a live tree with given filters found.
+type liveList struct {
+	scope Scope
+	files []liveFile
+	sk    Skipped
+}
+
+// listKey identifies the filters of a walk.
+type listKey struct {
+	start  string
+	hidden bool
+	globs  string
+	rules  uint64 // the ignore files above start, as read
+}
+
+var listSeed = maphash.MakeSeed()
+
+// allScope hides nothing: a live list holds every directory, and each search applies
+// its own scope to it.
+type allScope struct{}
+
+func (allScope) Hidden(string) bool                           { return false }
+func (allScope) Check(string) error                           { return nil }
+func (allScope) Open(name string, flag int) (*os.File, error) { return os.OpenFile(name, flag, 0) }
+
+// buildLive lists and watches every directory of the tree x indexes, and marks the files
+// whose size, times or inode differ from their index entry. Each directory is watched
+// before it is listed, so no change after the listing goes unseen.
+func buildLive(ctx context.Context, x *Index, top string) (*live, error) {
+	w, err := newWatcher(x.root)
+	if err != nil {
+		return nil, err
+	}
+	l := &live{root: x.root, x: x, w: w, dirs: map[string]*liveDir{}, byWD: map[int]*liveDir{},
+		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{})}
+	l.walk, err = newWalker(ctx, x.root, allScope{}, &Filter{Hidden: true, Top: top}, nil)
+	if err == nil {
+		err = l.addDir(x.root, l.walk.parentRules(x.root))
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	go l.follow()
+	return l, nil
+}
+
+// follow applies events as they are queued, until the list is closed or broken.
+func (l *live) follow() {
+	defer close(l.done)
+	defer l.w.close()
+	for l.w.wait() {
+		l.mu.Lock()
+		if !l.closed {
+			l.applyLocked()
+		}
+		stop := l.closed || l.broken != nil
+		l.closed = stop // no one uses the watcher once this goroutine ends
+		l.mu.Unlock()
+		if stop {
+			return
+		}
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+}
+
+// close stops the event goroutine and waits for it to release the watcher.
+func (l *live) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.w.stop()
+	<-l.done
+}
+
+// addDir watches and lists the directory at path, in which parent's rules hold, and the
+// directories below it a walk would enter.
+func (l *live) addDir(path string, parent *ignoreChain) error {
+	if l.dirs[path] != nil {
+		return nil
+	}
+	d := &liveDir{path: path, wd: -1}
+	l.dirs[path] = d
+	wd, err := l.w.add(path)
+	switch {
+	case errors.Is(err, errWatchLimit):
+		return err
+	case err == nil:
+		if o := l.byWD[wd]; o != nil && o != d {
+			// The directory is watched under another name: it moved, and the
+			// event that says so is yet to come.
+			return errOverflow
+		}
+		d.wd = wd
+		l.byWD[wd] = d
+	}
+	entries, fd := listDir(path)
+	if fd < 0 {
+		d.unreadable = true
+		return nil
+	}
+	defer unix.Close(fd)
+	d.entries = entries
+	d.ignData = map[string][]byte{}
+	var extra *ignoreSet
+	if path == l.walk.repoTop {
+		extra = l.walk.exclude0
+	}
+	d.ign = loadIgnore(parent, path, func(name string) ([]byte, bool) {
+		for _, e := range entries {
+			if e.Name() == name && e.Type().IsRegular() {
+				data, ok := readSmallAt(fd, name, maxIgnoreFile)
+				if ok {
+					d.ignData[name] = data
+				}
+				return data, ok
+			}
+		}
+		return nil, false
+	}, extra)
+	for _, e := range entries {
+		nj, ok := l.walk.entryJob(nil, path, e, d.ign)
+		switch {
+		case !ok || nj.open != "":
+		case nj.dir:
+			if err := l.addDir(nj.path, d.ign); err != nil {
+				return err
+			}
+		default:
+			l.check(fd, nj.path, e.Name())
+		}
+	}
+	return nil
+}
+
+// check marks the file name of the open directory dirfd dirty unless it is as indexed.
+func (l *live) check(dirfd int, path, name string) {
+	f, ok := l.x.files[path]
+	if !ok {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size || st.Mtim.Nano() != f.mtime ||
+		st.Ctim.Nano() != f.ctime || st.Ino != f.ino {
+		l.markDirty(path)
+	}
+}
+
+func (l *live) markDirty(path string) {
+	if _, ok := l.dirty[path]; ok {
+		return
+	}
+	if l.shared {
+		l.dirty = maps.Clone(l.dirty)
+		l.shared = false
+	}
+	l.dirty[path] = struct{}{}
+}
+
+// listDir lists the directory at path, sorted by name, and returns it open, or -1.
+func listDir(path string) ([]fs.DirEntry, int) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, -1
+	}
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, -1
+	}
+	f := os.NewFile(uintptr(dup), path)
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(entries) == 0 {
+		unix.Close(fd)
+		return nil, -1
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, fd
+}
+
+// removeDir forgets d and the directories below it.
+func (l *live) removeDir(d *liveDir) {
+	for _, e := range d.entries {
+		if e.IsDir() {
+			if c := l.dirs[joinPath(d.path, e.Name())]; c != nil {
+				l.removeDir(c)
+			}
+		}
+	}
+	if l.dirs[d.path] == d {
+		delete(l.dirs, d.path)
+	}
+	if d.wd >= 0 && l.byWD[d.wd] == d {
+		delete(l.byWD, d.wd)
+		l.w.remove(d.wd)
+	}
+}
+
+// applyLocked applies the events queued. l.mu is held.
+func (l *live) applyLocked() {
+	if l.broken != nil {
+		return
+	}
+	var pending []*liveDir
+	err := l.w.drain(func(ev event) { l.handle(ev, &pending) })
+	if err != nil && l.broken == nil {
+		l.broken = err
+	}
+	if l.broken != nil || len(pending) == 0 {
+		return
+	}
+	// Forget what went away everywhere before adding what came, so that a directory
+	// moved within the tree is watched under its new name only.
+	var grown, again []*liveDir
+	for _, d := range pending {
+		if l.dirs[d.path] != d {
+			continue // removed meanwhile
+		}
+		entries, fd := listDir(d.path)
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		if (fd < 0) == d.unreadable && sameEntries(d.entries, entries) && (d.wd >= 0 || fd < 0) {
+			continue
+		}
+		l.gen++
+		clear(l.lists)
+		if fd < 0 || d.unreadable || d.wd < 0 {
+			// Its mode changed: list it again whole, with its ignore files.
+			l.removeDir(d)
+			again = append(again, d)
+			continue
+		}
+		for _, e := range d.entries {
+			if e.IsDir() && !slices.ContainsFunc(entries, func(n fs.DirEntry) bool { return n.Name() == e.Name() && n.IsDir() }) {
+				if c := l.dirs[joinPath(d.path, e.Name())]; c != nil {
+					l.removeDir(c)
+				}
+			}
+		}
+		d.entries = entries
+		grown = append(grown, d)
+	}
+	for _, d := range again {
+		if l.dirs[d.path] == nil && l.listed(d.path) {
+			if err := l.addDir(d.path, l.parentRules(d.path)); err != nil {
+				l.broken = err
+				return
+			}
+		}
+	}
+	for _, d := range grown {
+		if l.dirs[d.path] != d {
+			continue
+		}
+		for _, e := range d.entries {
+			nj, ok := l.walk.entryJob(nil, d.path, e, d.ign)
+			if ok && nj.dir && nj.open == "" && l.dirs[nj.path] == nil {
+				if err := l.addDir(nj.path, d.ign); err != nil {
+					l.broken = err
+					return
+				}
+			}
+		}
+	}
+}
+
+// handle applies one event, adding the directories to list again to pending.
+func (l *live) handle(ev event, pending *[]*liveDir) {
+	relist := func(d *liveDir) {
+		if !slices.Contains(*pending, d) {
+			*pending = append(*pending, d)
+		}
+	}
+	if ev.overflow {
+		l.broken = errOverflow
+	}
+	d := l.byWD[ev.wd]
+	if d == nil || l.broken != nil {
+		return
+	}
+	switch {
+	case ev.gone:
+		delete(l.byWD, ev.wd)
+		d.wd = -1
+	case ev.name == "":
+		if ev.self {
+			relist(d)
+		}
+	default:
+		if slices.Contains(ignoreFiles, ev.name) {
+			l.broken = errIgnoreChanged
+			return
+		}
+		p := joinPath(d.path, ev.name)
+		l.markDirty(p)
+		if ev.entries {
+			relist(d)
+			if c := l.dirs[p]; c != nil {
+				relist(c) // its mode may have changed
+			}
+		}
+	}
+}
+
+// listed reports whether the directory at path is the root or a directory its parent's
+// listing holds.
+func (l *live) listed(path string) bool {
+	if path == l.root {
+		return true
+	}
+	p := l.dirs[parentDir(path)]
+	base := filepath.Base(path)
+	return p != nil && slices.ContainsFunc(p.entries, func(e fs.DirEntry) bool { return e.Name() == base && e.IsDir() })
+}
+
+// parentRules returns the build's rules in force in the parent of the directory at path.
+func (l *live) parentRules(path string) *ignoreChain {
+	if path == l.root {
+		return l.walk.parentRules(l.root)
+	}
+	if p := l.dirs[parentDir(path)]; p != nil {
+		return p.ign
+	}
+	return nil
+}
+
+func sameEntries(a, b []fs.DirEntry) bool {
+	return slices.EqualFunc(a, b, func(x, y fs.DirEntry) bool { return x.Name() == y.Name() && x.Type() == y.Type() })
+}
+
+// list returns the files a walk of the directory start with w's filters would visit,
+// and the files that changed since they were indexed (not to be written to), after
+// applying the events queued; false when the live tree cannot say.
+func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string]struct{}, error) {
+	// The ignore files above start are read as a walk reads them; a change in them
+	// makes a new list.
+	var rules maphash.Hash
+	rules.SetSeed(listSeed)
+	w.recordRules = &rules
+	chain := w.parentRules(start)
+	w.recordRules = nil
+	rules.WriteString(w.repoTop)
+	key := listKey{start: start, hidden: w.filter.Hidden, globs: strings.Join(w.filter.Globs, "\x00") + "\x01" + strings.Join(w.filter.Types, "\x00"), rules: rules.Sum64()}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, nil, errClosed
+	}
+	l.applyLocked()
+	if l.broken != nil {
+		return nil, nil, l.broken
+	}
+	l.shared = true
+	if ll := l.lists[key]; ll != nil && sameScope(ll.scope, scope) {
+		return ll, l.dirty, nil
+	}
+	ll := &liveList{scope: scope}
+	links := false
+	var walk func(d *liveDir, ign *ignoreChain) bool
+	walk = func(d *liveDir, ign *ignoreChain) bool {
+		if d.unreadable {
+			w.unreadable.Add(1)
+			return true
+		}
+		if !w.filter.NoIgnore {
+			var extra *ignoreSet
+			if d.path == w.repoTop {
+				extra = w.exclude0
+			}
+			ign = loadIgnore(ign, d.path, func(name string) ([]byte, bool) {
+				data, ok := d.ignData[name]
+				return data, ok
+			}, extra)
+		}
+		for _, e := range d.entries {
+			if e.Type()&fs.ModeSymlink != 0 {
+				links = true
+			}
+			nj, ok := w.entryJob(nil, d.path, e, ign)
+			switch {
+			case !ok:
+			case nj.dir && nj.open != "":
+				w.symlinks.Add(1)
+			case nj.dir:
+				c := l.dirs[nj.path]
+				if c == nil || !walk(c, ign) {
+					return false
+				}
+			default:
+				f := liveFile{path: nj.path, open: nj.open}
+				if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
+					f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
+				}
+				ll.files = append(ll.files, f)
+			}
+		}
+		return true
+	}
+	d := l.dirs[start]
+	if d == nil || !walk(d, chain) {
+		return nil, nil, errNotListed
+	}
+	ll.sk = w.snapshot()
+	if !links && canCompare(scope) {
+		if len(l.lists) >= 4 {
+			clear(l.lists)
+		}
+		l.lists[key] = ll
+	}
+	return ll, l.dirty, nil
+}
+
+// mustWalker returns a walker for filters newWalker has already accepted.
+func mustWalker(ctx context.Context, root string, scope Scope, f *Filter) *walker {
+	w, err := newWalker(ctx, root, scope, f, nil)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+var errNotListed = errors.New("a directory the search enters is not in the live list")
+
+// canCompare reports whether scopes like s can be compared with ==.
+func canCompare(s Scope) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return s == s
+}
+
+func sameScope(a, b Scope) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// grepLive searches the files of list: those the index holds as they are and rules out
+// are counted as read, the others are read. It returns how many were read because the
+// index did not hold them.
+func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, plan *indexPlan) (int, error) {
+	var read []int
+	unindexed := 0
+	for i := range ll.files {
+		f := &ll.files[i]
+		fresh := f.held
+		if fresh && len(dirty) > 0 {
+			_, stale := dirty[f.path]
+			fresh = !stale
+		}
+		if !fresh {
+			unindexed++
+		}
+		if plan == nil || !fresh || plan.cand.Has(f.id) {
+			read = append(read, i)
+			continue
+		}
+		if g.opts.MaxFileSize > 0 && f.size > g.opts.MaxFileSize {
+			g.tooLarge.Add(1)
+			continue
+		}
+		g.searched.Add(1)
+		if f.binary {
+			g.binary.Add(1)
+		}
+	}
+	g.visited.Add(int64(len(ll.files)))
+	dir, err := g.scope.Open(start, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return 0, err
+	}
+	defer dir.Close()
+	at := &beneath{fd: int(dir.Fd()), dir: start}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for id := range g.workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(read) {
+					return
+				}
+				f := &ll.files[read[i]]
+				j := job{path: f.path, open: f.open}
+				if f.open == "" {
+					j.at = at
+				}
+				g.file(id, &j)
+			}
+		})
+	}
+	wg.Wait()
+	return unindexed, ctx.Err()
+}
+
+// beneath is an open directory files below it are opened in, by relative path and
+// without following symlinks.
+type beneath struct {
+	fd  int
+	dir string
+}

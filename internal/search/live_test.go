@@ -1,0 +1,329 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// liveOf returns the live list of root; for tests.
+func (s *Indexes) liveOf(root string) *live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.trees[root]; t != nil {
+		return t.live
+	}
+	return nil
+}
+
+// compareAll runs every query class by scan and through ix and fails on a difference.
+func compareAll(t *testing.T, ix *Indexes, root, state string) {
+	t.Helper()
+	compareIn(t, ix, root, state)
+	if sub := filepath.Join(root, "a"); isDir(sub) {
+		compareIn(t, ix, sub, state+", in a/")
+	}
+	if sub := filepath.Join(root, "node_modules"); isDir(sub) {
+		compareIn(t, ix, sub, state+", in node_modules/") // not in the list: walked
+	}
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}
+
+func compareIn(t *testing.T, ix *Indexes, root, state string) {
+	t.Helper()
+	for _, q := range indexQueries {
+		scan, err := Grep(t.Context(), openScope{}, root, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Indexes = ix
+		idx, err := Grep(t.Context(), openScope{}, root, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx.Index, idx.Unindexed, idx.Live = Scanned, 0, false
+		if !reflect.DeepEqual(scan, idx) {
+			t.Fatalf("%s, %q: index gave\n%+v\nscan gave\n%+v", state, q.Pattern, idx, scan)
+		}
+	}
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestLiveMatchesScan answers every query class from a live list (no walk) and by scan,
+// warm, after sed -i on many files, after a git checkout of a branch that differs in
+// many files, after mkdir and rmdir, and after random edits, deletes, renames and
+// ignore-file changes, and finds no difference.
+func TestLiveMatchesScan(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".gitignore"), []byte("gen/\n"), 0o644)
+	for range 150 {
+		writeRandomFile(t, rng, randomPath(rng, root))
+	}
+	git(t, root, "init", "-q", "-b", "main")
+	git(t, root, "add", "-A")
+	git(t, root, "commit", "-qm", "one")
+	git(t, root, "checkout", "-q", "-b", "other")
+	for range 60 {
+		writeRandomFile(t, rng, randomPath(rng, root))
+	}
+	os.MkdirAll(filepath.Join(root, "new/deep"), 0o755)
+	writeRandomFile(t, rng, filepath.Join(root, "new/deep/f.go"))
+	git(t, root, "add", "-A")
+	git(t, root, "commit", "-qm", "two")
+	git(t, root, "checkout", "-q", "main")
+
+	ix := &Indexes{MinFiles: 1}
+	t.Cleanup(func() {
+		ix.Close()
+		ix.Wait()
+	})
+	compareAll(t, ix, root, "cold")
+	ix.Wait()
+	if ix.liveOf(root) == nil {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		t.Fatalf("no live list after the build: %v", ix.trees[root].liveErr)
+	}
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"warm", func() {}},
+		{"sed -i", func() {
+			var files []string
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.Contains(p, "/.git/") {
+					files = append(files, p)
+				}
+				return nil
+			})
+			cmd := exec.Command("sed", append([]string{"-i", "s/the/rareIdent/"}, files...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("sed: %v\n%s", err, out)
+			}
+		}},
+		{"checkout other", func() {
+			git(t, root, "checkout", "-q", "-f", "other")
+		}},
+		{"checkout main", func() {
+			git(t, root, "checkout", "-q", "-f", "main")
+		}},
+		{"mkdir", func() {
+			os.MkdirAll(filepath.Join(root, "m/n/o"), 0o755)
+			writeRandomFile(t, rng, filepath.Join(root, "m/n/o/x.go"))
+			writeRandomFile(t, rng, filepath.Join(root, "m/y.txt"))
+		}},
+		{"mv dir", func() {
+			if err := os.Rename(filepath.Join(root, "m"), filepath.Join(root, "a/m2")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"rmdir", func() {
+			os.RemoveAll(filepath.Join(root, "a/m2"))
+			os.RemoveAll(filepath.Join(root, "c"))
+		}},
+		{"chmod", func() {
+			os.Chmod(filepath.Join(root, "a/b"), 0)
+		}},
+		{"chmod back", func() {
+			os.Chmod(filepath.Join(root, "a/b"), 0o755)
+		}},
+	}
+	for i := range 12 {
+		steps = append(steps, struct {
+			name string
+			do   func()
+		}{fmt.Sprintf("random %d", i), func() { mutate(t, rng, root) }})
+	}
+	for _, s := range steps {
+		s.do()
+		before := ix.liveAnswers.Load()
+		compareAll(t, ix, root, s.name)
+		answered := ix.liveAnswers.Load() - before
+		t.Logf("%s: %d searches answered from the live list at once", s.name, answered)
+		// Let any list broken by the step be built again, then compare once more.
+		ix.Wait()
+		before = ix.liveAnswers.Load()
+		compareAll(t, ix, root, s.name+", once built again")
+		if ix.liveAnswers.Load() == before {
+			t.Errorf("%s: no search answered from the live list once built again (%d before)", s.name, answered)
+		}
+	}
+}
+
+// liveTree writes a tree of 40 files, one of them holding rareIdent, and returns it with
+// the scan's answer to q.
+func liveTree(t *testing.T, q GrepOptions) (string, *GrepResult) {
+	t.Helper()
+	root := t.TempDir()
+	for i := range 40 {
+		body := "nothing here\n"
+		if i == 7 {
+			body = "a rareIdent here\n"
+		}
+		if err := os.MkdirAll(filepath.Join(root, fmt.Sprintf("d%d", i%4)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("d%d/f%02d.txt", i%4, i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil || want.MatchedFiles != 1 {
+		t.Fatalf("scan: %+v, %v", want, err)
+	}
+	return root, want
+}
+
+// sameAs fails unless got is want but for how the index was used.
+func sameAs(t *testing.T, state string, got, want *GrepResult) {
+	t.Helper()
+	g := *got
+	g.Index, g.Unindexed, g.Live = Scanned, 0, false
+	if !reflect.DeepEqual(&g, want) {
+		t.Fatalf("%s: %+v, want %+v", state, got, want)
+	}
+}
+
+// TestLiveBuildIsOffTheRequestPath holds the build of the live list once the index is
+// ready and sees grep answer by walking meanwhile, then from the list once it is let go.
+func TestLiveBuildIsOffTheRequestPath(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	started, release := make(chan struct{}), make(chan struct{})
+	ix := &Indexes{MinFiles: 20, heldLive: func() {
+		close(started)
+		<-release
+	}}
+	defer ix.Wait()
+	defer ix.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	<-started // the index is ready, and the live list's build is held
+	held, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Live || held.Index != Indexed {
+		t.Fatalf("while the live list is built: %+v, want the index used by a walk", held)
+	}
+	sameAs(t, "held", held, want)
+	close(release)
+	ix.Wait()
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Live || got.Index != Indexed {
+		t.Fatalf("after the build: %+v, want the live list", got)
+	}
+	sameAs(t, "live", got, want)
+}
+
+// TestLiveOverflowWalks: once events are lost, grep walks (and is right), and a new live
+// list is built in the background.
+func TestLiveOverflowWalks(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	ix := &Indexes{MinFiles: 20}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	l := ix.liveOf(root)
+	if l == nil {
+		t.Fatal("no live list")
+	}
+	// A write the lost events would have told of.
+	if err := os.WriteFile(filepath.Join(root, "d1/new.txt"), []byte("rareIdent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.handle(event{overflow: true}, nil)
+	l.mu.Unlock()
+	want, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "rareIdent"})
+	if err != nil || want.MatchedFiles != 2 {
+		t.Fatalf("scan: %+v, %v", want, err)
+	}
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Live {
+		t.Fatalf("after an overflow: %+v, want a walk", got)
+	}
+	sameAs(t, "overflow", got, want)
+	ix.Wait()
+	if l2 := ix.liveOf(root); l2 == nil || l2 == l {
+		t.Fatal("no new live list after the overflow")
+	}
+	got, err = Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Live {
+		t.Fatalf("once built again: %+v, want the live list", got)
+	}
+	sameAs(t, "built again", got, want)
+}
+
+// TestLiveWatchLimitWalks: with too few watches for the tree, grep walks, and no live list
+// is built again until the next index.
+func TestLiveWatchLimitWalks(t *testing.T) {
+	defer func(n int) { maxWatches = n }(maxWatches)
+	maxWatches = 2
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	builds := 0
+	ix := &Indexes{MinFiles: 20, heldLive: func() { builds++ }}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	for i := range 3 {
+		got, err := Grep(t.Context(), openScope{}, root, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Live {
+			t.Fatalf("search %d: %+v, want a walk", i, got)
+		}
+		sameAs(t, "no watches", got, want)
+		ix.Wait()
+	}
+	if builds != 1 {
+		t.Fatalf("%d builds of the live list, want 1", builds)
+	}
+}
