@@ -270,6 +270,8 @@ func (p *printer) event(e watch.Event) {
 		fmt.Fprintf(p.w, "%s %s %s %s (after %v)\n", e.Time.Local().Format("15:04:05"), p.label(e.Session), e.Task, e.Outcome, time.Duration(e.DurationMS)*time.Millisecond)
 	case watch.KindCheckpoint:
 		fmt.Fprintf(p.w, "%s %s %s: checkpoint %s, %d changed\n", e.Time.Local().Format("15:04:05"), p.label(e.Session), e.Summary, e.Checkpoint, e.Files)
+	case watch.KindIndex:
+		fmt.Fprintf(p.w, "%s %s\n", e.Time.Local().Format("15:04:05"), e.Summary)
 	case watch.KindDropped:
 		fmt.Fprintf(p.w, "[%d events dropped: this watcher fell behind the server's history]\n", e.Count)
 	}

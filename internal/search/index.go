@@ -50,6 +50,9 @@ type Indexes struct {
 	// Dir, if set, is where indexes are kept between processes (the cache directory): a
 	// tree's first search loads its index from there, and each index built is saved there.
 	Dir string
+	// OnReady, if set, is told of each index once it serves searches (the live view shows
+	// how big the indexes are). It is called from the goroutine that built the index.
+	OnReady func(IndexInfo)
 
 	mu     sync.Mutex
 	trees  map[string]*tree // by root
@@ -60,6 +63,22 @@ type Indexes struct {
 	wg             sync.WaitGroup
 	// liveAnswers counts the searches answered from a live list.
 	liveAnswers atomic.Int64
+}
+
+// IndexInfo says how big an index is.
+type IndexInfo struct {
+	Root     string
+	Files    int   // files held
+	Postings int   // (trigram, file) pairs
+	Bytes    int64 // about what it takes in memory
+	Loaded   bool  // read from the cache directory rather than built
+	Took     time.Duration
+}
+
+// Info says how big x is.
+func (x *Index) Info() IndexInfo {
+	return IndexInfo{Root: x.root, Files: len(x.files), Postings: x.tri.Postings(),
+		Bytes: int64(x.tri.Postings())*4 + int64(len(x.files))*96}
 }
 
 type tree struct {
@@ -251,14 +270,16 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 		return
 	}
 	t.building = true
-	held, dir, top := s.held, s.Dir, f.Top
+	held, dir, top, onReady := s.held, s.Dir, f.Top, s.OnReady
 	s.wg.Go(func() {
 		var x *Index
+		start := time.Now()
 		err := os.ErrNotExist
 		if load {
 			// A saved index need not be fresh: it is checked file by file as used.
 			x, err = loadIndex(dir, root)
 		}
+		loaded := err == nil
 		if err != nil && worth {
 			if held != nil {
 				held()
@@ -269,12 +290,17 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 			}
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		t.building = false
 		if err == nil {
 			t.idx.Store(x)
 			t.liveErr = nil
 			s.startLive(t, x)
+		}
+		s.mu.Unlock()
+		if err == nil && onReady != nil {
+			info := x.Info()
+			info.Loaded, info.Took = loaded, time.Since(start)
+			onReady(info)
 		}
 	})
 }

@@ -139,7 +139,7 @@ func (s *Server) startMCP() {
 	// them; tool calls and lists wait for it (toolsWait), and nothing else needs it.
 	registered := make(chan struct{})
 	if !s.cfg.NoSearchIndex {
-		s.indexes = &search.Indexes{Dir: s.cfg.CacheDir}
+		s.indexes = &search.Indexes{Dir: s.cfg.CacheDir, OnReady: s.indexReady}
 	}
 	go func() {
 		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy, Checkpoints: s.checkpoints, Indexes: s.indexes})

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mjkoo/boris/internal/loopback"
+	"github.com/mjkoo/boris/internal/search"
 	"github.com/mjkoo/boris/internal/session"
 	"github.com/mjkoo/boris/internal/tools"
 	"github.com/mjkoo/boris/internal/watch"
@@ -45,6 +47,20 @@ func (s *Server) startWatch() {
 		}
 		return st.ID
 	}, func(tool string, args json.RawMessage) watch.ToolCall { return tools.ViewCall(tool, args) }))
+}
+
+// indexReady logs that a search index is ready and tells the watchers how big it is.
+func (s *Server) indexReady(i search.IndexInfo) {
+	how := "built"
+	if i.Loaded {
+		how = "loaded from the cache directory"
+	}
+	s.log.Info("search index ready", "root", i.Root, "files", i.Files, "memory_mb", i.Bytes>>20, "how", how, "took", i.Took.Round(time.Millisecond))
+	if s.hub == nil {
+		return
+	}
+	s.hub.Publish(watch.Event{Kind: watch.KindIndex, Cwd: i.Root, Files: i.Files,
+		Summary: fmt.Sprintf("search index of %s: %d files, about %.1f MB in memory, %s in %s", i.Root, i.Files, float64(i.Bytes)/(1<<20), how, i.Took.Round(time.Millisecond))})
 }
 
 // publishSession tells the watchers a session (or a stateless workspace) opened, for

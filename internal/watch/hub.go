@@ -30,6 +30,9 @@ const (
 	// KindCheckpoint: changes made between calls (by a background task, an editor, the
 	// user) were found as a call started, and recorded as a checkpoint of their own.
 	KindCheckpoint = "checkpoint"
+	// KindIndex: a search index of a tree (Cwd) is ready; Files is how many files it
+	// holds and Summary says how big it is.
+	KindIndex = "index"
 )
 
 // Event is one thing that happened. Only the fields its kind needs are set.

@@ -5,7 +5,7 @@
   const MAX_CALLS = 2000;      // call cards kept on the page
   const MAX_OUT = 64 * 1024;   // characters of output kept per call or task (the tail)
   const $ = (id) => document.getElementById(id);
-  const callsEl = $("calls"), sessionsEl = $("sessions"), tasksEl = $("tasks");
+  const callsEl = $("calls"), sessionsEl = $("sessions"), tasksEl = $("tasks"), indexesEl = $("indexes");
   const filterEl = $("filter"), pauseEl = $("pause"), connEl = $("conn"), countEl = $("count");
   const sessions = new Map(), calls = new Map(), tasks = new Map();
   let paused = false, queue = [], seen = 0;
@@ -311,6 +311,16 @@
         if (!shown(div.dataset.session)) div.classList.add("hidden");
         const card = calls.get(e.call);
         if (card) callsEl.insertBefore(div, card); else callsEl.appendChild(div);
+        break;
+      }
+      case "index": {
+        // A search index is ready: one line a tree, the latest replacing the one before.
+        const none = indexesEl.querySelector(".none");
+        if (none) none.remove();
+        for (const li of indexesEl.querySelectorAll("li")) if (li.dataset.root === e.cwd) li.remove();
+        const li = el("li", "index", e.summary || "");
+        li.dataset.root = e.cwd || "";
+        indexesEl.appendChild(li);
         break;
       }
       case "dropped":
