@@ -80,8 +80,8 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// startProcess starts a command in a process group of its own, its output in a log file,
-// and kills the group when the test ends. exited is closed when the process has ended.
+// startProcess starts a command in a process group of its own, its output in a log file;
+// exited is closed when the process has ended.
 func startProcess(t *testing.T, logFile string, name string, args ...string) (exited <-chan struct{}) {
 	t.Helper()
 	log, err := os.Create(logFile)
@@ -90,7 +90,9 @@ func startProcess(t *testing.T, logFile string, name string, args ...string) (ex
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed with its group when the test ends, and by the kernel if the test binary
+	// dies first (a timeout's panic runs no cleanup).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		t.Fatalf("start %s: %v", name, err)
