@@ -293,16 +293,24 @@ func appendEvent(b []byte, e Event, id bool) []byte {
 	return append(b, "\n\n"...)
 }
 
-// stop stops a running command or task. It is the one action that changes anything, so
-// besides the token it needs a same-origin browser (Origin checked by guard, and the
-// cookie is SameSite=Strict) or a program that sends no Origin at all.
-func (w *web) stop(rw http.ResponseWriter, r *http.Request) {
+// mayChange reports whether r may change things (stop a command, rewind), answering it
+// when not: it needs the token, and a same-origin browser (Origin checked by guard, the
+// cookie SameSite=Strict) or a program that sends no Origin at all.
+func (w *web) mayChange(rw http.ResponseWriter, r *http.Request) bool {
 	if !w.authorized(r) {
 		plain(rw, http.StatusUnauthorized, "missing or wrong token")
-		return
+		return false
 	}
 	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") != "" {
 		plain(rw, http.StatusForbidden, "a browser request without Origin is refused")
+		return false
+	}
+	return true
+}
+
+// stop stops a running command or task, for a request that [web.mayChange] things.
+func (w *web) stop(rw http.ResponseWriter, r *http.Request) {
+	if !w.mayChange(rw, r) {
 		return
 	}
 	var in struct {

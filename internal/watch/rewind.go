@@ -50,17 +50,11 @@ type rewindRequest struct {
 }
 
 // rewind serves POST /watch/rewind: a dry run by default, the rewind itself with
-// "dry_run": false. Like stop it changes things, so it needs the token and a same-origin
-// browser (Origin checked by guard, the cookie SameSite=Strict) or a program that sends no
-// Origin. A rewind that is done (not a dry run) shows in the view as a call of its own,
-// whose checkpoint is the rescue that undoes it.
+// "dry_run": false, for a request that [web.mayChange] things. A rewind that is done (not
+// a dry run) shows in the view as a call of its own, whose checkpoint is the rescue that
+// undoes it.
 func (w *web) rewind(rw http.ResponseWriter, r *http.Request) {
-	if !w.authorized(r) {
-		plain(rw, http.StatusUnauthorized, "missing or wrong token")
-		return
-	}
-	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") != "" {
-		plain(rw, http.StatusForbidden, "a browser request without Origin is refused")
+	if !w.mayChange(rw, r) {
 		return
 	}
 	if w.opt.Rewind == nil {
