@@ -447,30 +447,13 @@ type manifestDoc struct {
 
 func manifestDocs(t *testing.T) []manifestDoc {
 	t.Helper()
-	files, err := filepath.Glob("kubernetes/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests found: %v", err)
-	}
 	var docs []manifestDoc
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, d := range yamlDocs(t) {
+		var obj map[string]any
+		if err := json.Unmarshal(d.json, &obj); err != nil {
+			t.Fatalf("%s document %d: %v", d.file, d.n, err)
 		}
-		for i, doc := range docSep.Split(string(data), -1) {
-			if strings.TrimSpace(stripComments(doc)) == "" {
-				continue
-			}
-			js, err := yaml.YAMLToJSON([]byte(doc))
-			if err != nil {
-				t.Fatalf("%s document %d: %v", f, i+1, err)
-			}
-			var obj map[string]any
-			if err := json.Unmarshal(js, &obj); err != nil {
-				t.Fatalf("%s document %d: %v", f, i+1, err)
-			}
-			docs = append(docs, manifestDoc{fmt.Sprintf("%s document %d (%s %s)", f, i+1, obj["apiVersion"], obj["kind"]), obj})
-		}
+		docs = append(docs, manifestDoc{fmt.Sprintf("%s document %d (%s %s)", d.file, d.n, obj["apiVersion"], obj["kind"]), obj})
 	}
 	return docs
 }

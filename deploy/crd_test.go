@@ -328,28 +328,14 @@ func (v *validator) checkNumber(s *crdSchema, path string, x float64) {
 // with where each comes from.
 func agentSandboxDocs(t *testing.T) (docs []map[string]any, names []string) {
 	t.Helper()
-	files, _ := filepath.Glob("kubernetes/*.yaml")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
+	for _, d := range yamlDocs(t) {
+		var m map[string]any
+		if err := json.Unmarshal(d.json, &m); err != nil {
 			t.Fatal(err)
 		}
-		for i, doc := range docSep.Split(string(data), -1) {
-			if strings.TrimSpace(stripComments(doc)) == "" {
-				continue
-			}
-			js, err := yaml.YAMLToJSON([]byte(doc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(js, &m); err != nil {
-				t.Fatal(err)
-			}
-			if av, _ := m["apiVersion"].(string); strings.Contains(av, "agents.x-k8s.io/") {
-				docs = append(docs, m)
-				names = append(names, fmt.Sprintf("%s document %d (%s)", f, i+1, m["kind"]))
-			}
+		if av, _ := m["apiVersion"].(string); strings.Contains(av, "agents.x-k8s.io/") {
+			docs = append(docs, m)
+			names = append(names, fmt.Sprintf("%s document %d (%s)", d.file, d.n, m["kind"]))
 		}
 	}
 	return docs, names

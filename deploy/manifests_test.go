@@ -39,14 +39,21 @@ var types = map[string]func() any{
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
 
-// decode returns every object in the manifests, strictly decoded.
-func decode(t *testing.T) map[string][]any {
+// yamlDoc is one document of the manifests, as JSON.
+type yamlDoc struct {
+	file string
+	n    int // its place in the file, from 1
+	json []byte
+}
+
+// yamlDocs returns every document of the manifests, as JSON, in order.
+func yamlDocs(t *testing.T) []yamlDoc {
 	t.Helper()
 	files, err := filepath.Glob("kubernetes/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests found: %v", err)
 	}
-	objs := make(map[string][]any)
+	var docs []yamlDoc
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -60,24 +67,34 @@ func decode(t *testing.T) map[string][]any {
 			if err != nil {
 				t.Fatalf("%s document %d: %v", f, i+1, err)
 			}
-			var head struct{ APIVersion, Kind string }
-			if err := json.Unmarshal(js, &head); err != nil {
-				t.Fatalf("%s document %d: %v", f, i+1, err)
-			}
-			key := head.APIVersion + "/" + head.Kind
-			newObj, ok := types[key]
-			if !ok {
-				t.Fatalf("%s document %d: unexpected kind %q", f, i+1, key)
-			}
-			obj := newObj()
-			dec := json.NewDecoder(bytes.NewReader(js))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(obj); err != nil {
-				t.Errorf("%s document %d (%s): %v", f, i+1, key, err)
-				continue
-			}
-			objs[filepath.Base(f)] = append(objs[filepath.Base(f)], obj)
+			docs = append(docs, yamlDoc{f, i + 1, js})
 		}
+	}
+	return docs
+}
+
+// decode returns every object in the manifests, strictly decoded.
+func decode(t *testing.T) map[string][]any {
+	t.Helper()
+	objs := make(map[string][]any)
+	for _, d := range yamlDocs(t) {
+		var head struct{ APIVersion, Kind string }
+		if err := json.Unmarshal(d.json, &head); err != nil {
+			t.Fatalf("%s document %d: %v", d.file, d.n, err)
+		}
+		key := head.APIVersion + "/" + head.Kind
+		newObj, ok := types[key]
+		if !ok {
+			t.Fatalf("%s document %d: unexpected kind %q", d.file, d.n, key)
+		}
+		obj := newObj()
+		dec := json.NewDecoder(bytes.NewReader(d.json))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(obj); err != nil {
+			t.Errorf("%s document %d (%s): %v", d.file, d.n, key, err)
+			continue
+		}
+		objs[filepath.Base(d.file)] = append(objs[filepath.Base(d.file)], obj)
 	}
 	return objs
 }
