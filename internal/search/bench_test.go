@@ -28,6 +28,7 @@ func BenchmarkCorpus(b *testing.B) {
 		{"alternation", GrepOptions{Pattern: "ErrNotExist|ErrPermission|ErrClosed"}},
 		{"class", GrepOptions{Pattern: `func [A-Z]\w*Reader\(`}},
 		{"class-content", GrepOptions{Pattern: `func [A-Z]\w*Reader\(`, Mode: Content}},
+		{"no-literal", GrepOptions{Pattern: `\w+_\d{4}\b`}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

@@ -17,8 +17,12 @@ var ErrPattern = errors.New("invalid pattern")
 // ErrFilter is wrapped by errors about a glob or type filter.
 var ErrFilter = errors.New("invalid filter")
 
-// maxLits bounds the literal sets the prefilter works with.
-const maxLits = 64
+// maxLits bounds the literal sets the prefilter works with; maxClass the character classes
+// taken as sets of literals (ten: \d).
+const (
+	maxLits  = 64
+	maxClass = 10
+)
 
 // matcher finds lines matching a regular expression. Without multiline, a match never
 // crosses a line end (as in ripgrep: classes such as \s and [^a] do not match '\n'), so
@@ -186,6 +190,8 @@ type litInfo struct {
 	full  bool
 	exact bool  // full, and every occurrence of a member is a match (no assertions)
 	req   []lit // every match contains one of these (nil: unknown)
+	// prefix: every match begins with one of these (nil: unknown); the set when full.
+	prefix []lit
 }
 
 func (li litInfo) addReq(cand []lit) litInfo {
@@ -227,12 +233,12 @@ func extract(re *syntax.Regexp) litInfo {
 			l = lit{s: strings.ToLower(s), fold: true}
 		}
 		set := []lit{l}
-		return litInfo{set: set, full: true, exact: !l.fold || foldSafe(l.s), req: set}
+		return litInfo{set: set, full: true, exact: !l.fold || foldSafe(l.s), req: set, prefix: set}
 	case syntax.OpCharClass:
 		n := 0
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			n += int(re.Rune[i+1]-re.Rune[i]) + 1
-			if n > 8 {
+			if n > maxClass {
 				return litInfo{}
 			}
 		}
@@ -242,12 +248,12 @@ func extract(re *syntax.Regexp) litInfo {
 				set = append(set, lit{s: string(r)})
 			}
 		}
-		return litInfo{set: set, full: true, exact: true, req: set}
+		return litInfo{set: set, full: true, exact: true, req: set, prefix: set}
 	case syntax.OpEmptyMatch:
-		return litInfo{set: []lit{{}}, full: true, exact: true}
+		return litInfo{set: []lit{{}}, full: true, exact: true, prefix: []lit{{}}}
 	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return litInfo{set: []lit{{}}, full: true}
+		return litInfo{set: []lit{{}}, full: true, prefix: []lit{{}}}
 	case syntax.OpCapture:
 		return extract(re.Sub[0])
 	case syntax.OpQuest:
@@ -255,10 +261,11 @@ func extract(re *syntax.Regexp) litInfo {
 		if !c.full || len(c.set) >= maxLits {
 			return litInfo{}
 		}
-		return litInfo{set: append(append([]lit(nil), c.set...), lit{}), full: true, exact: c.exact}
+		set := append(append([]lit(nil), c.set...), lit{})
+		return litInfo{set: set, full: true, exact: c.exact, prefix: set}
 	case syntax.OpPlus:
 		c := extract(re.Sub[0])
-		return litInfo{req: c.req}
+		return litInfo{req: c.req, prefix: c.prefix}
 	case syntax.OpRepeat:
 		if re.Min < 1 {
 			return litInfo{}
@@ -267,7 +274,7 @@ func extract(re *syntax.Regexp) litInfo {
 		if re.Min == 1 && re.Max == 1 {
 			return c
 		}
-		return litInfo{req: c.req}
+		return litInfo{req: c.req, prefix: c.prefix}
 	case syntax.OpConcat:
 		return extractConcat(re.Sub)
 	case syntax.OpAlternate:
@@ -286,8 +293,16 @@ func extractConcat(subs []*syntax.Regexp) litInfo {
 			curExact = curExact && c.exact && !mixedFold(cur)
 			continue
 		}
+		// What came before, then the beginning of this: `_\d{4}` holds one of `_0`…`_9`.
+		withStart := cur
+		if c.prefix != nil && len(cur)*len(c.prefix) <= maxLits {
+			withStart = product(cur, c.prefix)
+		}
+		if allFull {
+			out.prefix = withStart
+		}
 		allFull = false
-		out = out.addReq(cur)
+		out = out.addReq(withStart)
 		out = out.addReq(c.req)
 		if c.full {
 			cur, curExact = c.set, c.exact
@@ -297,17 +312,22 @@ func extractConcat(subs []*syntax.Regexp) litInfo {
 	}
 	out = out.addReq(cur)
 	if allFull {
-		out.set, out.full, out.exact = cur, true, curExact
+		out.set, out.full, out.exact, out.prefix = cur, true, curExact, cur
 	}
 	return out
 }
 
 func extractAlternate(subs []*syntax.Regexp) litInfo {
 	out := litInfo{full: true, exact: true}
-	var req []lit
-	reqOK := true
+	var req, prefix []lit
+	reqOK, prefixOK := true, true
 	for _, sub := range subs {
 		c := extract(sub)
+		if c.prefix == nil || len(prefix)+len(c.prefix) > maxLits {
+			prefixOK = false
+		} else {
+			prefix = append(prefix, c.prefix...)
+		}
 		if c.full && out.full && len(out.set)+len(c.set) <= maxLits {
 			out.set = append(out.set, c.set...)
 			out.exact = out.exact && c.exact
@@ -329,6 +349,9 @@ func extractAlternate(subs []*syntax.Regexp) litInfo {
 	}
 	if out.full {
 		out = out.addReq(out.set)
+		out.prefix = out.set
+	} else if prefixOK {
+		out.prefix = prefix
 	}
 	return out
 }
@@ -448,7 +471,61 @@ func newFinder(lits []lit) finder {
 	if len(fs) == 1 {
 		return fs[0]
 	}
+	if f := newPrefixFinder(lits); f != nil {
+		return f
+	}
 	return &anyFinder{fs: fs, pos: make([]int, len(fs))}
+}
+
+// prefixFinder finds any of several exact literals that begin alike (`_0` to `_9` for
+// `_\d`): one scan for the shared beginning, each hit checked against the literals.
+type prefixFinder struct {
+	prefix []byte
+	rests  [][]byte // what follows the prefix in each literal
+}
+
+// newPrefixFinder returns a prefixFinder for lits, or nil when some literal folds case
+// or they share no beginning.
+func newPrefixFinder(lits []lit) finder {
+	prefix := lits[0].s
+	for _, l := range lits {
+		if l.fold {
+			return nil
+		}
+		n := 0
+		for n < len(prefix) && n < len(l.s) && prefix[n] == l.s[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	if prefix == "" {
+		return nil
+	}
+	f := &prefixFinder{prefix: []byte(prefix)}
+	for _, l := range lits {
+		f.rests = append(f.rests, []byte(l.s[len(prefix):]))
+	}
+	return f
+}
+
+func (f *prefixFinder) reset([]byte) {}
+
+func (f *prefixFinder) next(buf []byte, from int) int {
+	for from <= len(buf) {
+		i := bytes.Index(buf[from:], f.prefix)
+		if i < 0 {
+			return -1
+		}
+		at := from + i
+		after := buf[at+len(f.prefix):]
+		for _, r := range f.rests {
+			if bytes.HasPrefix(after, r) {
+				return at
+			}
+		}
+		from = at + 1
+	}
+	return -1
 }
 
 // exactFinder finds a literal with bytes.Index.

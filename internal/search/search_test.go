@@ -81,6 +81,10 @@ func TestLiteralExtraction(t *testing.T) {
 		{`\w+`, false, nil, false},
 		{"a|.*", false, nil, false},
 		{"[ab]c", false, []string{"ac", "bc"}, true},
+		// A literal, then what the next part must begin with.
+		{`\w+_\d{4}\b`, false, []string{"_0", "_1", "_2", "_3", "_4", "_5", "_6", "_7", "_8", "_9"}, false},
+		{`x(ab|cd)+y`, false, []string{"xab", "xcd"}, false},
+		{`[0-9]{3,}`, false, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, false},
 	}
 	for _, tc := range tests {
 		m, err := compileMatcher(tc.pattern, tc.fold, false)
@@ -127,8 +131,9 @@ func fastLines(m *matcher, buf []byte) []int {
 
 func TestMatchLinesAgreesWithRegexp(t *testing.T) {
 	t.Parallel()
-	text := []byte("Hello world\nhello WORLD\nſtop KELVIN \u212aelvin\nfoo\n\nErrNotExist here\nerrNOTexist\n^start\nend$\nno newline at end")
-	for _, p := range []string{"hello", "world", "stop", "kelvin", "errnotexist", "ErrNotExist|foo", "^$", "^", "x*", `\bend`, "e.d", "[Hh]ello", "start|end", "(?i)HELLO"} {
+	text := []byte("a_12 b_1 c_123\nx_9\nHello world\nhello WORLD\nſtop KELVIN \u212aelvin\nfoo\n\nErrNotExist here\nerrNOTexist\n^start\nend$\nno newline at end")
+	for _, p := range []string{"hello", "world", "stop", "kelvin", "errnotexist", "ErrNotExist|foo", "^$", "^", "x*", `\bend`, "e.d", "[Hh]ello", "start|end", "(?i)HELLO",
+		`\w+_\d{2}\b`, `o(r|n)+`, `e[a-z]{2,}d`, `_\d|x`} {
 		for _, fold := range []bool{false, true} {
 			m, err := compileMatcher(p, fold, false)
 			if err != nil {
@@ -146,6 +151,7 @@ func FuzzMatchLines(f *testing.F) {
 	f.Add("a|bc", true, "ABC\nxbC\n")
 	f.Add(`\bst`, true, "ſT\nSt\n")
 	f.Add("k[a-z]+", true, "\u212aelvin\nkx\n")
+	f.Add(`\w+_\d{2}\b`, false, "a_12\n_1\nb_123\n")
 	f.Fuzz(func(t *testing.T, pattern string, fold bool, text string) {
 		m, err := compileMatcher(pattern, fold, false)
 		if err != nil {
