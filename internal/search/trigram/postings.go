@@ -278,4 +278,3 @@ func (s *segment) orInto(b Bits, t Trigram) {
 		}
 	})
 }
-
