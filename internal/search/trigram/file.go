@@ -48,7 +48,6 @@ type Writer struct {
 	dir      []uint64
 	ids      int
 	postings int
-	buf      []byte
 	err      error
 }
 
@@ -76,6 +75,10 @@ func (w *Writer) Add(id uint32, tris []Trigram) error {
 	w.mem.add(id, tris)
 	w.postings += len(tris)
 	w.ids = max(w.ids, int(id)+1)
+	if len(w.mem.pending) < batch {
+		return w.err
+	}
+	w.mem.drain()
 	if w.mem.heapBytes() >= w.budget {
 		w.flush()
 	}
@@ -87,15 +90,13 @@ func (w *Writer) HeapBytes() int64 { return w.mem.heapBytes() }
 
 // flush writes the postings in memory as a segment and starts the next.
 func (w *Writer) flush() {
+	w.mem.drain()
 	if len(w.mem.tris) > 0 {
 		w.dir = append(w.dir, w.off)
-		w.buf = w.mem.encode(w.buf[:0])
-		ntri := binary.LittleEndian.Uint32(w.buf[8:])
-		w.crc.Write(w.buf[:segHeader+8*int(ntri)])
-		w.write(w.buf)
-		if cap(w.buf) > 64<<20 {
-			w.buf = nil
-		}
+		w.mem.encode(func(b []byte) {
+			w.crc.Write(b)
+			w.write(b)
+		}, w.write)
 	}
 	w.mem = newMem(uint32(w.ids))
 }
@@ -103,8 +104,8 @@ func (w *Writer) flush() {
 // Finish writes the last segment, extra and the footer, and returns the index, mapped
 // from the file; f may be closed then.
 func (w *Writer) Finish(extra []byte) (*Index, error) {
+	w.mem.drain()
 	w.flush()
-	w.buf = nil
 	extraOff := w.off
 	w.crc.Write(extra)
 	w.write(extra)

@@ -88,6 +88,7 @@ func (x *Index) Add(id uint32, tris []Trigram) {
 		x.mem = newMem(uint32(x.ids))
 	}
 	x.mem.add(id, tris)
+	x.mem.drain()
 	x.postings += len(tris)
 	x.ids = max(x.ids, int(id)+1)
 }

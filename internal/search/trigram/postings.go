@@ -103,39 +103,93 @@ func orBitmap(b Bits, bm []byte, base, count uint32) {
 	}
 }
 
-// memIndex is the posting lists added in memory, from id base on.
+// memIndex is the posting lists added in memory, from id base on. Postings are added in
+// batches: a batch of (trigram, id) pairs sorted by trigram (stably, so ids stay in order)
+// reaches each list once, rather than once per posting.
 type memIndex struct {
-	slot  map[Trigram]int32
-	lists []plist
-	tris  []Trigram // by slot
-	base  uint32
-	bytes int64 // capacity of the lists' buffers
-	count uint32
+	slot    map[Trigram]int32
+	lists   []plist
+	tris    []Trigram // by slot
+	base    uint32
+	bytes   int64 // capacity of the lists' buffers
+	count   uint32
+	pending []uint64 // trigram<<32 | id
+	scratch []uint64
 }
+
+const batch = 1 << 19
 
 func newMem(base uint32) *memIndex {
 	return &memIndex{slot: map[Trigram]int32{}, base: base}
 }
 
+// add adds the postings of id to the batch; drain adds the batch to the lists.
 func (m *memIndex) add(id uint32, tris []Trigram) {
 	for _, t := range tris {
-		s, ok := m.slot[t]
-		if !ok {
-			s = int32(len(m.lists))
-			m.slot[t] = s
-			m.lists = append(m.lists, plist{})
-			m.tris = append(m.tris, t)
-		}
-		p := &m.lists[s]
-		c := cap(p.buf)
-		p.add(id, m.base)
-		m.bytes += int64(cap(p.buf) - c)
+		m.pending = append(m.pending, uint64(t)<<32|uint64(id))
 	}
 	m.count = max(m.count, id+1-m.base)
 }
 
+func (m *memIndex) drain() {
+	if len(m.pending) == 0 {
+		return
+	}
+	p := m.pending
+	if len(p) > 64 {
+		// Two passes of a radix sort on the trigram's 24 bits, 12 at a time.
+		if cap(m.scratch) < len(p) {
+			m.scratch = make([]uint64, len(p), cap(p))
+		}
+		tmp := m.scratch[:len(p)]
+		for _, shift := range []uint{32, 44} {
+			var counts [1 << 12]int
+			for _, v := range p {
+				counts[v>>shift&0xFFF]++
+			}
+			sum := 0
+			for i, c := range counts {
+				counts[i] = sum
+				sum += c
+			}
+			for _, v := range p {
+				k := v >> shift & 0xFFF
+				tmp[counts[k]] = v
+				counts[k]++
+			}
+			p, tmp = tmp, p
+		}
+	} else {
+		slices.SortStableFunc(p, func(a, b uint64) int { return int(a>>32) - int(b>>32) })
+	}
+	var pl *plist
+	last := Trigram(1 << 31)
+	for _, v := range p {
+		t := Trigram(v >> 32)
+		if t != last {
+			if pl != nil {
+				m.bytes += int64(cap(pl.buf))
+			}
+			s, ok := m.slot[t]
+			if !ok {
+				s = int32(len(m.lists))
+				m.slot[t] = s
+				m.lists = append(m.lists, plist{})
+				m.tris = append(m.tris, t)
+			}
+			pl, last = &m.lists[s], t
+			m.bytes -= int64(cap(pl.buf))
+		}
+		pl.add(uint32(v), m.base)
+	}
+	if pl != nil {
+		m.bytes += int64(cap(pl.buf))
+	}
+	m.pending = m.pending[:0] // an even number of passes left the pairs sorted in place
+}
+
 func (m *memIndex) heapBytes() int64 {
-	return m.bytes + int64(len(m.lists))*(int64(40+4)+16)
+	return m.bytes + int64(len(m.lists))*(int64(40+4)+16) + 8*int64(cap(m.pending)+cap(m.scratch))
 }
 
 func (m *memIndex) orInto(b Bits, t Trigram) {
@@ -151,54 +205,55 @@ func (m *memIndex) orInto(b Bits, t Trigram) {
 	decodeDeltas(p.buf, n, m.base, b.set)
 }
 
-// encode appends the segment of m to out: its header, its table and its posting lists,
-// and returns it with how many postings it holds.
+// encode gives the segment of m, drained, to head (its header and table) then post (its
+// posting lists, one call each).
 //
 // A segment is: base, count, trigrams, posting bytes (4 little-endian uint32 each); a
 // table of 8 bytes per trigram, sorted: the trigram (uint32) and where its list starts
 // among the posting bytes (uint32, the high bit set for a bitmap); then the posting
 // bytes. A list ends where the next begins.
-func (m *memIndex) encode(out []byte) []byte {
+func (m *memIndex) encode(head, post func([]byte)) {
 	order := make([]int32, len(m.tris))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return int(m.tris[a]) - int(m.tris[b]) })
 	bmLen := int(m.count+7) / 8
-	start := len(out)
-	out = binary.LittleEndian.AppendUint32(out, m.base)
-	out = binary.LittleEndian.AppendUint32(out, m.count)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(order)))
-	out = binary.LittleEndian.AppendUint32(out, 0) // posting bytes, set below
-	table := len(out)
-	out = append(out, make([]byte, 8*len(order))...)
-	post := len(out)
-	var bm []byte
+	out := make([]byte, segHeader+8*len(order))
+	binary.LittleEndian.PutUint32(out, m.base)
+	binary.LittleEndian.PutUint32(out[4:], m.count)
+	binary.LittleEndian.PutUint32(out[8:], uint32(len(order)))
+	off := uint32(0)
 	for k, s := range order {
 		p := &m.lists[s]
-		off := uint32(len(out) - post)
+		binary.LittleEndian.PutUint32(out[segHeader+8*k:], uint32(m.tris[s]))
 		if len(p.buf) > bmLen {
-			if bm == nil {
-				bm = make([]byte, bmLen)
-			}
+			binary.LittleEndian.PutUint32(out[segHeader+8*k+4:], off|1<<31)
+			off += uint32(bmLen)
+		} else {
+			binary.LittleEndian.PutUint32(out[segHeader+8*k+4:], off)
+			off += uint32(len(p.buf))
+		}
+	}
+	binary.LittleEndian.PutUint32(out[12:], off)
+	head(out)
+	bm := make([]byte, bmLen)
+	for _, s := range order {
+		p := &m.lists[s]
+		if len(p.buf) > bmLen {
 			clear(bm)
 			decodeDeltas(p.buf, 2*len(p.buf)-b2i(p.half), m.base, func(id uint32) {
 				i := id - m.base
 				bm[i/8] |= 1 << (i % 8)
 			})
-			out = append(out, bm...)
-			off |= 1 << 31
+			post(bm)
 		} else {
-			out = append(out, p.buf...)
 			if p.half {
-				out[len(out)-1] |= 8 << 4
+				p.buf[len(p.buf)-1] |= 8 << 4
 			}
+			post(p.buf)
 		}
-		binary.LittleEndian.PutUint32(out[table+8*k:], uint32(m.tris[s]))
-		binary.LittleEndian.PutUint32(out[table+8*k+4:], off)
 	}
-	binary.LittleEndian.PutUint32(out[start+12:], uint32(len(out)-post))
-	return out
 }
 
 func b2i(b bool) int {
