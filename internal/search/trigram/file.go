@@ -44,6 +44,7 @@ type Writer struct {
 	off      uint64
 	crc      hash.Hash32
 	budget   int64
+	batch    int // pairs kept before they are added to the lists
 	mem      *memIndex
 	dir      []uint64
 	ids      int
@@ -54,7 +55,7 @@ type Writer struct {
 // NewWriter starts an index in f, which must be empty, keeping at most about budget
 // bytes of postings in memory.
 func NewWriter(f *os.File, budget int64) *Writer {
-	w := &Writer{f: f, w: bufio.NewWriterSize(f, 1<<20), crc: crc32.New(castagnoli), budget: budget, mem: newMem(0)}
+	w := &Writer{f: f, w: bufio.NewWriterSize(f, 1<<20), crc: crc32.New(castagnoli), budget: budget, batch: batch, mem: newMem(0)}
 	var h [headerLen]byte
 	copy(h[:], "BTRI")
 	binary.LittleEndian.PutUint32(h[4:], Format)
@@ -75,7 +76,7 @@ func (w *Writer) Add(id uint32, tris []Trigram) error {
 	w.mem.add(id, tris)
 	w.postings += len(tris)
 	w.ids = max(w.ids, int(id)+1)
-	if len(w.mem.pending) < batch {
+	if len(w.mem.pending) < w.batch {
 		return w.err
 	}
 	w.mem.drain()
@@ -168,7 +169,7 @@ func Open(f *os.File) (*Index, []byte, error) {
 }
 
 func parse(data []byte) (*Index, []byte, bool) {
-	if string(data[:4]) != "BTRI" || binary.LittleEndian.Uint32(data[4:]) != Format {
+	if string(data[:4]) != "BTRI" || binary.LittleEndian.Uint32(data[4:]) != Format || binary.LittleEndian.Uint64(data[8:]) != 0 {
 		return nil, nil, false
 	}
 	f := data[len(data)-footerLen:]
