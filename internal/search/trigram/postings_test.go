@@ -290,7 +290,7 @@ func TestDistinct(t *testing.T) {
 		if !ok || len(got) <= 1<<16 || !slices.Equal(got, order) {
 			t.Fatalf("Distinct: %d trigrams, %v; want the %d in order", len(got), ok, len(order))
 		}
-		if slices.ContainsFunc(s.bits, func(w uint64) bool { return w != 0 }) {
+		if slices.ContainsFunc(s.bits[:], func(w uint64) bool { return w != 0 }) {
 			t.Fatal("Seen not empty after Distinct")
 		}
 	}
