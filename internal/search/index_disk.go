@@ -16,9 +16,10 @@ import (
 )
 
 // An index is kept in one file (see trigram.Writer): its posting segments, then, as the
-// file's extra bytes, the root and the file table: for each id in order, the length of
-// the path's prefix shared with the one before and the rest of the path, size, mtime,
-// ctime (varints), inode (uvarint) and whether the file is binary (a byte).
+// file's extra bytes, the root and the file table: how many files, the length of all
+// their paths together, then for each id in order the length of the path's prefix shared
+// with the one before and the rest of the path, size, mtime, ctime (varints), inode
+// (uvarint) and whether the file is binary (a byte).
 
 // indexPath is where the index of root is kept under dir; oldIndexPath where a gob of
 // an earlier format was.
@@ -63,6 +64,11 @@ func encodeFiles(root string, paths []string, files map[string]indexedFile) []by
 	out := binary.AppendUvarint(nil, uint64(len(root)))
 	out = append(out, root...)
 	out = binary.AppendUvarint(out, uint64(len(paths)))
+	total := 0
+	for _, p := range paths {
+		total += len(p)
+	}
+	out = binary.AppendUvarint(out, uint64(total))
 	prev := ""
 	for _, p := range paths {
 		f := files[p]
@@ -119,12 +125,12 @@ func decodeFiles(b []byte, ids int) (root string, files map[string]indexedFile, 
 		return s
 	}
 	root = string(bytesOf(uv()))
-	count := uv()
-	if err != nil || count != uint64(ids) || count > uint64(len(b)) {
+	count, total := uv(), uv()
+	if err != nil || count != uint64(ids) || count > uint64(len(b)) || total > 1<<31 || total > count<<12 {
 		return "", nil, errCorrupt
 	}
 	files = make(map[string]indexedFile, count)
-	var all []byte
+	all := make([]byte, 0, total)
 	ends := make([]int, 0, count)
 	meta := make([]indexedFile, 0, count)
 	start := 0
@@ -144,6 +150,9 @@ func decodeFiles(b []byte, ids int) (root string, files map[string]indexedFile, 
 		f.binary = bin[0] == 1
 		ends = append(ends, len(all))
 		meta = append(meta, f)
+	}
+	if len(all) != int(total) {
+		return "", nil, errCorrupt
 	}
 	s := string(all) // one string for every path
 	prev := 0
