@@ -24,7 +24,7 @@ const (
 	maxIndexedFile    = 4 << 20 // bytes
 	// indexSegment is about how many bytes of postings a build keeps in memory before it
 	// writes them to the index file as a segment.
-	indexSegment = 48 << 20
+	indexSegment = 32 << 20
 )
 
 // racyWindow: a file changed this recently is not indexed, since file times come from a
