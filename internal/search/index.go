@@ -21,9 +21,10 @@ const (
 	// DefaultIndexFiles is how many files a tree must have for its first search to start
 	// an index; a tree a tenth that size gets one on its second search.
 	DefaultIndexFiles = 50_000
-	maxIndexedFile    = 4 << 20  // bytes
-	maxFileTrigrams   = 1 << 16  // distinct trigrams of one file
-	maxPostings       = 64 << 20 // (trigram, file) pairs of one index: about 256 MiB
+	maxIndexedFile    = 4 << 20 // bytes
+	// indexSegment is about how many bytes of postings a build keeps in memory before it
+	// writes them to the index file as a segment.
+	indexSegment = 32 << 20
 )
 
 // racyWindow: a file changed this recently is not indexed, since file times come from a
@@ -70,15 +71,20 @@ type IndexInfo struct {
 	Root     string
 	Files    int   // files held
 	Postings int   // (trigram, file) pairs
-	Bytes    int64 // about what it takes in memory
+	Bytes    int64 // about what it takes in the heap
+	Mapped   int64 // the size of its file, mapped read-only (in the page cache, not the heap)
 	Loaded   bool  // read from the cache directory rather than built
 	Took     time.Duration
 }
 
 // Info says how big x is.
 func (x *Index) Info() IndexInfo {
+	n := x.tri.HeapBytes()
+	for p := range x.files {
+		n += int64(len(p)) + 80 // the path, its map entry and the file's record
+	}
 	return IndexInfo{Root: x.root, Files: len(x.files), Postings: x.tri.Postings(),
-		Bytes: int64(x.tri.Postings())*4 + int64(len(x.files))*96}
+		Bytes: n, Mapped: x.tri.MappedBytes()}
 }
 
 type tree struct {
@@ -93,11 +99,16 @@ type tree struct {
 	liveErr      error
 }
 
-// Index is an immutable trigram index of the files under one root.
+// Index is an immutable trigram index of the files under one root. Its posting lists are
+// in a file mapped read-only, which stays mapped while the Index is reachable: a search
+// holds the Index it plans with, so replacing a tree's index never unmaps one in use.
 type Index struct {
 	root  string
 	files map[string]indexedFile
 	tri   *trigram.Index
+
+	saveMu sync.Mutex
+	tmp    string // the temporary file the index was built in, until Save renames it
 }
 
 // indexedFile is what an index knows of one file.
@@ -284,7 +295,7 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 			if held != nil {
 				held()
 			}
-			x, err = BuildIndex(context.Background(), scope, root, top)
+			x, err = buildIndex(context.Background(), scope, root, top, dir)
 			if err == nil && dir != "" {
 				_ = x.Save(dir) // a cache: without it, the next process builds again
 			}
@@ -306,17 +317,37 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 }
 
 // BuildIndex indexes the files under root a search with default filters and hidden files
-// would read, on threads at the lowest CPU priority.
+// would read, on threads at the lowest CPU priority. Its postings are in an unlinked
+// temporary file, mapped.
 func BuildIndex(ctx context.Context, scope Scope, root, top string) (*Index, error) {
-	x := &Index{root: root, files: map[string]indexedFile{}, tri: trigram.New()}
+	return buildIndex(ctx, scope, root, top, "")
+}
+
+// buildIndex is BuildIndex writing the index file in the cache directory dir, if set, to
+// be renamed into place by Save.
+func buildIndex(ctx context.Context, scope Scope, root, top, dir string) (_ *Index, err error) {
+	file, tmp, err := indexFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	defer func() {
+		if err != nil && tmp != "" {
+			os.Remove(tmp)
+		}
+	}()
+	x := &Index{root: root, files: map[string]indexedFile{}, tmp: tmp}
+	tw := trigram.NewWriter(file, indexSegment)
+	var paths []string
 	var mu sync.Mutex
+	var werr error
 	type worker struct {
 		buf   []byte
 		tris  []trigram.Trigram
+		seen  trigram.Seen
 		niced bool
 	}
 	workers := make([]worker, workerCount())
-	full := false
 	filter := &Filter{Hidden: true, Top: top}
 	w, err := newWalker(ctx, root, scope, filter, func(id int, j *job) {
 		wk := &workers[id]
@@ -363,27 +394,30 @@ func BuildIndex(ctx context.Context, scope Scope, root, top string) (*Index, err
 		}
 		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
 		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
-		var ok bool
 		wk.tris = wk.tris[:0]
 		if !f.binary {
-			if wk.tris, ok = trigram.Of(data, wk.tris, maxFileTrigrams); !ok {
-				return
-			}
+			wk.tris, _ = wk.seen.Distinct(data, wk.tris, 0)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if full || x.tri.Postings()+len(wk.tris) > maxPostings {
-			full = true
+		if werr != nil {
 			return
 		}
-		f.id = uint32(len(x.files))
+		f.id = uint32(len(paths))
 		x.files[j.path] = f
-		x.tri.Add(f.id, wk.tris)
+		paths = append(paths, j.path)
+		werr = tw.Add(f.id, wk.tris)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if err := w.run(root); err != nil {
+		return nil, err
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	if x.tri, err = tw.Finish(encodeFiles(root, paths, x.files)); err != nil {
 		return nil, err
 	}
 	return x, nil

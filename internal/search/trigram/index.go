@@ -4,7 +4,9 @@
 package trigram
 
 import (
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Trigram is three bytes, ASCII letters folded to lower case, packed into 24 bits.
@@ -17,51 +19,111 @@ func fold(b byte) byte {
 	return b
 }
 
-// Of returns the distinct trigrams of data, sorted, appended to buf[:0]; ok is false when
-// there are more than max of them (max <= 0: no limit).
-func Of(data []byte, buf []Trigram, max int) (tris []Trigram, ok bool) {
+// Seen is a set of trigrams, for finding the distinct trigrams of one file at a time
+// without a map: 2 MiB, of which only the bits set are cleared again. Not safe for
+// concurrent use; the zero value is ready.
+type Seen struct{ bits *[1 << 24 / 64]uint64 }
+
+// lower folds ASCII letters to lower case.
+var lower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = fold(byte(i))
+	}
+	return t
+}()
+
+// Distinct appends the distinct trigrams of data to buf[:0], in the order they first
+// occur, and returns it; ok is false when there are more than max of them (max <= 0: no
+// limit). s is empty again when it returns.
+func (s *Seen) Distinct(data []byte, buf []Trigram, max int) (tris []Trigram, ok bool) {
 	tris = buf[:0]
 	if len(data) < 3 {
 		return tris, true
 	}
-	seen := make(map[Trigram]struct{}, min(len(data), 4096))
-	t := Trigram(fold(data[0]))<<8 | Trigram(fold(data[1]))
+	if s.bits == nil {
+		s.bits = new([1 << 24 / 64]uint64)
+	}
+	bits := s.bits
+	t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
 	for _, b := range data[2:] {
-		t = (t<<8 | Trigram(fold(b))) & 0xFFFFFF
-		if _, dup := seen[t]; !dup {
-			seen[t] = struct{}{}
-			if max > 0 && len(seen) > max {
-				return tris[:0], false
-			}
-			tris = append(tris, t)
+		t = (t<<8 | uint32(lower[b])) & 0xFFFFFF
+		w, m := t/64, uint64(1)<<(t%64)
+		if bits[w]&m == 0 {
+			bits[w] |= m
+			tris = append(tris, Trigram(t))
 		}
 	}
-	slices.Sort(tris)
+	for _, t := range tris {
+		bits[t/64] = 0
+	}
+	if max > 0 && len(tris) > max {
+		return tris[:0], false
+	}
 	return tris, true
 }
 
-// Index maps trigrams to the ids of the files holding them. Ids are given by the caller,
-// in increasing order; an Index is not safe for concurrent use while it is being added to.
-type Index struct {
-	post     map[Trigram][]uint32
-	postings int // in all
-	ids      int // one past the largest id added
+var seenPool = sync.Pool{New: func() any { return new(Seen) }}
+
+// Of returns the distinct trigrams of data, sorted, appended to buf[:0]; ok is false when
+// there are more than max of them (max <= 0: no limit).
+func Of(data []byte, buf []Trigram, max int) (tris []Trigram, ok bool) {
+	s := seenPool.Get().(*Seen)
+	tris, ok = s.Distinct(data, buf, max)
+	seenPool.Put(s)
+	slices.Sort(tris)
+	return tris, ok
 }
 
-// New returns an empty index.
-func New() *Index { return &Index{post: map[Trigram][]uint32{}} }
+// Index maps trigrams to the ids of the files holding them: the segments of a file,
+// mapped read-only (see [Writer] and [Open]), and the postings added in memory with
+// [Index.Add]. Ids are given by the caller, in increasing order; an Index is not safe for
+// concurrent use while it is being added to.
+type Index struct {
+	segs     []segment
+	file     *mapping // keeps the segments' memory mapped; nil in memory
+	mem      *memIndex
+	postings int // in all
+	ids      int // one past the largest id
+}
 
-// Add records that the file id holds tris. Ids must increase from call to call.
+// New returns an empty index, kept in memory.
+func New() *Index { return &Index{} }
+
+// Add records that the file id holds tris, which must be distinct. Ids must increase from
+// call to call, and be at least the index's count of ids.
 func (x *Index) Add(id uint32, tris []Trigram) {
-	for _, t := range tris {
-		x.post[t] = append(x.post[t], id)
+	if x.mem == nil {
+		x.mem = newMem(uint32(x.ids))
 	}
+	x.mem.add(id, tris)
+	x.mem.drain()
 	x.postings += len(tris)
 	x.ids = max(x.ids, int(id)+1)
 }
 
-// Postings returns how many (trigram, file) pairs the index holds: about 4 bytes each.
+// Postings returns how many (trigram, file) pairs the index holds.
 func (x *Index) Postings() int { return x.postings }
+
+// IDs returns one past the largest id the index holds.
+func (x *Index) IDs() int { return x.ids }
+
+// HeapBytes is about what the index takes in the Go heap; MappedBytes is the size of
+// the file whose mapping holds its segments.
+func (x *Index) HeapBytes() int64 {
+	n := int64(len(x.segs)) * 64
+	if x.mem != nil {
+		n += x.mem.heapBytes()
+	}
+	return n
+}
+
+// MappedBytes is the size of the file mapped to hold the index's segments.
+func (x *Index) MappedBytes() int64 {
+	if x.file == nil {
+		return 0
+	}
+	return int64(len(x.file.data))
+}
 
 // Candidates returns which ids in [0, ids) may hold a match of q, as a bit set, or nil
 // when q does not narrow (every file is a candidate).
@@ -69,7 +131,9 @@ func (x *Index) Candidates(q *Query) Bits {
 	if q.Op == All {
 		return nil
 	}
-	return x.eval(q)
+	b := x.eval(q)
+	runtime.KeepAlive(x.file) // the segments' memory stays mapped until here
+	return b
 }
 
 func (x *Index) eval(q *Query) Bits {
@@ -115,10 +179,14 @@ func (x *Index) eval(q *Query) Bits {
 	}
 }
 
+// list returns the ids holding t.
 func (x *Index) list(t Trigram) Bits {
 	b := make(Bits, (x.ids+63)/64)
-	for _, id := range x.post[t] {
-		b[id/64] |= 1 << (id % 64)
+	for i := range x.segs {
+		x.segs[i].orInto(b, t)
+	}
+	if x.mem != nil {
+		x.mem.orInto(b, t)
 	}
 	return b
 }
@@ -132,6 +200,12 @@ func (b Bits) Has(id uint32) bool {
 		return true
 	}
 	return int(id/64) < len(b) && b[id/64]&(1<<(id%64)) != 0
+}
+
+func (b Bits) set(id uint32) {
+	if int(id/64) < len(b) {
+		b[id/64] |= 1 << (id % 64)
+	}
 }
 
 func full(n int) Bits {
@@ -152,16 +226,4 @@ func (b Bits) or(c Bits) {
 	for i := range b {
 		b[i] |= c[i]
 	}
-}
-
-// Lists returns the posting lists by trigram, for saving; they must not be changed.
-func (x *Index) Lists() (lists map[Trigram][]uint32, ids int) { return x.post, x.ids }
-
-// FromLists returns the index of the posting lists of [Index.Lists].
-func FromLists(lists map[Trigram][]uint32, ids int) *Index {
-	x := &Index{post: lists, ids: ids}
-	for _, l := range lists {
-		x.postings += len(l)
-	}
-	return x
 }
