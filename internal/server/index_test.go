@@ -60,7 +60,7 @@ func TestIndexShownInLiveView(t *testing.T) {
 			if e.Kind != watch.KindIndex {
 				continue
 			}
-			if e.Cwd != cfg.Workdir || e.Files != 5050 || !regexp.MustCompile(`^search index of .+: 5050 files, about [0-9.]+ MB in memory, built in `).MatchString(e.Summary) {
+			if e.Cwd != cfg.Workdir || e.Files != 5050 || !regexp.MustCompile(`^search index of .+: 5050 files, about [0-9.]+ MB in memory and [0-9.]+ MB on disk, built in `).MatchString(e.Summary) {
 				t.Errorf("index event: root %q, %d files, %q; want %s, 5050 files", e.Cwd, e.Files, e.Summary, cfg.Workdir)
 			}
 			if !regexp.MustCompile(`msg="search index ready" root=\S+ files=5050 `).MatchString(logs.String()) {

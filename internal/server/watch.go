@@ -55,12 +55,13 @@ func (s *Server) indexReady(i search.IndexInfo) {
 	if i.Loaded {
 		how = "loaded from the cache directory"
 	}
-	s.log.Info("search index ready", "root", i.Root, "files", i.Files, "memory_mb", i.Bytes>>20, "how", how, "took", i.Took.Round(time.Millisecond))
+	s.log.Info("search index ready", "root", i.Root, "files", i.Files, "memory_mb", i.Bytes>>20, "file_mb", i.Mapped>>20, "how", how, "took", i.Took.Round(time.Millisecond))
 	if s.hub == nil {
 		return
 	}
 	s.hub.Publish(watch.Event{Kind: watch.KindIndex, Cwd: i.Root, Files: i.Files,
-		Summary: fmt.Sprintf("search index of %s: %d files, about %.1f MB in memory, %s in %s", i.Root, i.Files, float64(i.Bytes)/(1<<20), how, i.Took.Round(time.Millisecond))})
+		Summary: fmt.Sprintf("search index of %s: %d files, about %.1f MB in memory and %.1f MB on disk, %s in %s",
+			i.Root, i.Files, float64(i.Bytes)/(1<<20), float64(i.Mapped)/(1<<20), how, i.Took.Round(time.Millisecond))})
 }
 
 // publishSession tells the watchers a session (or a stateless workspace) opened, for
