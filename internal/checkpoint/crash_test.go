@@ -52,8 +52,7 @@ func TestCrashAtEveryPoint(t *testing.T) {
 		after     int
 		rewound   bool // the rewind is done once reopened
 	}{
-		{"capture", "store-before-rename", 1, false},
-		{"capture", "journal-before-rename", 1, false},
+		{"capture", "pack-before-link", 1, false}, // the record and its contents, one file
 		{"rewind", "journal-before-rename", 1, false}, // recording the rewind
 		{"rewind", "rewind-recorded", 1, true},
 		{"rewind", "rewind-file-written", 1, true},

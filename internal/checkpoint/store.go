@@ -19,8 +19,10 @@ import (
 // past its size limit.
 var ErrStoreFull = errors.New("checkpoint store full")
 
-// Store keeps contents by their SHA-256 digest, each once, in files named by the digest.
-// A content is written to a file that has no name yet (O_TMPFILE) and linked into place
+// Store keeps contents by their SHA-256 digest, each once: in files named by the digest
+// (loose), or in the packs of the journal, each of which holds one call's record and the
+// contents it was first to keep ([batch]); an index in memory, rebuilt at start from the
+// packs, says where in which pack a packed content is. A content is written to a file that has no name yet (O_TMPFILE) and linked into place
 // once whole, or, where that cannot be had, to a temporary file renamed into place: a
 // reader (or a Boris killed half-way) never sees part of one. Contents are not synced to disk one by
 // one: they survive the process being killed, and a journal record that names them is
@@ -33,6 +35,8 @@ type Store struct {
 	mu     sync.Mutex
 	size   int64           // bytes of the contents kept
 	shards map[string]bool // the subdirectories known to exist
+	packs  []string        // the packs' paths
+	index  map[string]loc  // where each packed content is
 
 	temps atomic.Int64 // numbers temporary files: one process writes a store at a time
 	named atomic.Bool  // unnamed files cannot be had: contents are written to a temporary name
@@ -41,7 +45,7 @@ type Store struct {
 // OpenStore opens (making it, mode 0700) the store in dir, removes what a killed writer
 // left, and counts its size. max bounds the bytes it keeps (0: no limit).
 func OpenStore(dir string, max int64) (*Store, error) {
-	s := &Store{dir: dir, max: max, shards: map[string]bool{}}
+	s := &Store{dir: dir, max: max, shards: map[string]bool{}, index: map[string]loc{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -80,24 +84,64 @@ func (s *Store) Size() int64 {
 	return s.size
 }
 
+// loc is where a packed content is: which pack, at which offset, how long.
+type loc struct {
+	pack   int
+	off, n int64
+}
+
 // Has reports whether the content with this digest is kept.
 func (s *Store) Has(digest string) bool {
+	s.mu.Lock()
+	_, ok := s.index[digest]
+	s.mu.Unlock()
+	if ok {
+		return true
+	}
 	_, err := os.Lstat(s.path(digest))
 	return err == nil
 }
 
 // Put keeps data and returns its digest. A content already kept costs a stat.
 func (s *Store) Put(data []byte) (string, error) {
+	return s.put(data, nil)
+}
+
+// put keeps data, in b if b is not nil and it fits there, else as a file of its own. A
+// content already kept, loose, packed or in b, is not kept again.
+func (s *Store) put(data []byte, b *batch) (string, error) {
 	d := Digest(data)
-	if s.Has(d) {
+	s.mu.Lock()
+	_, packed := s.index[d]
+	staged := b != nil && b.has[d]
+	s.mu.Unlock()
+	if packed || staged {
+		return d, nil
+	}
+	if _, err := os.Lstat(s.path(d)); err == nil {
 		return d, nil
 	}
 	s.mu.Lock()
+	if b != nil && b.has[d] {
+		s.mu.Unlock()
+		return d, nil
+	}
 	if s.max > 0 && s.size+int64(len(data)) > s.max {
 		s.mu.Unlock()
 		return "", ErrStoreFull
 	}
 	s.size += int64(len(data))
+	if b != nil && len(data) <= packMaxContent && b.bytes+int64(len(data)) <= packMax {
+		if b.has == nil {
+			b.has = map[string]bool{}
+		}
+		b.has[d] = true
+		b.digests = append(b.digests, d)
+		b.data = append(b.data, data)
+		b.bytes += int64(len(data))
+		s.mu.Unlock()
+		return d, nil
+	}
 	s.mu.Unlock()
 	if err := s.write(d, data); err != nil {
 		s.mu.Lock()
@@ -157,17 +201,82 @@ func (s *Store) write(d string, data []byte) error {
 	return nil
 }
 
+// addPack records where the contents of the pack at path are. counted says the store's
+// size holds them already (they were put in a batch).
+func (s *Store) addPack(path string, contents []packed, counted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.packs = append(s.packs, path)
+	for _, c := range contents {
+		if _, ok := s.index[c.digest]; ok {
+			continue
+		}
+		s.index[c.digest] = loc{pack: len(s.packs) - 1, off: c.off, n: c.n}
+		if !counted {
+			s.size += c.n
+		}
+	}
+}
+
+// unstage writes b's contents as files of their own: for when they are not packed after
+// all (no record to pack them with, or the pack could not be written).
+func (s *Store) unstage(b *batch) error {
+	if b == nil {
+		return nil
+	}
+	var first error
+	for i, d := range b.digests {
+		if err := s.write(d, b.data[i]); err != nil {
+			s.mu.Lock()
+			s.size -= int64(len(b.data[i]))
+			s.mu.Unlock()
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	*b = batch{}
+	return first
+}
+
 // Get returns the content with this digest.
 func (s *Store) Get(digest string) ([]byte, error) {
 	if len(digest) != 64 {
 		return nil, fmt.Errorf("bad digest %q", digest)
 	}
-	data, err := readFile(s.path(digest))
+	s.mu.Lock()
+	l, packed := s.index[digest]
+	var pack string
+	if packed {
+		pack = s.packs[l.pack]
+	}
+	s.mu.Unlock()
+	var data []byte
+	var err error
+	if packed {
+		data, err = readAt(pack, l.off, l.n)
+	} else {
+		data, err = readFile(s.path(digest))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("content %.12s is not in the store: %w", digest, err)
 	}
 	if Digest(data) != digest {
 		return nil, fmt.Errorf("content %.12s in the store is damaged", digest)
+	}
+	return data, nil
+}
+
+// readAt reads n bytes at off in the file at path.
+func readAt(path string, off, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data := make([]byte, n)
+	if _, err := f.ReadAt(data, off); err != nil {
+		return nil, err
 	}
 	return data, nil
 }
