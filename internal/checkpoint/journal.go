@@ -150,6 +150,7 @@ func parseID(id string) (int, bool) {
 type journal struct {
 	dir   string
 	store *Store
+	spare *spareFile // the unnamed file the next pack goes to (nil: made then)
 }
 
 func (j journal) name(seq int) string {
@@ -169,7 +170,12 @@ func (j journal) writePack(c *Checkpoint, b *batch) error {
 		return err
 	}
 	name := j.packName(c.Seq)
-	ok, err := writeUnnamed(j.dir, name, data, 0, "pack-before-link")
+	var ok bool
+	if j.spare != nil {
+		ok, err = j.spare.write(name, data, "pack-before-link")
+	} else {
+		ok, err = writeUnnamed(j.dir, name, data, 0, "pack-before-link")
+	}
 	if !ok || errors.Is(err, fs.ErrExist) {
 		err = writeFile(name, data, false)
 	}

@@ -37,6 +37,10 @@ type Store struct {
 	shards map[string]bool // the subdirectories known to exist
 	packs  []string        // the packs' paths
 	index  map[string]loc  // where each packed content is
+	// loose names the contents kept as files of their own: listed at open and kept up to
+	// date by this process, the only one that writes the store (the tracker's lock), so
+	// that knowing whether a content is kept costs no system call.
+	loose map[[32]byte]struct{}
 
 	temps atomic.Int64 // numbers temporary files: one process writes a store at a time
 	named atomic.Bool  // unnamed files cannot be had: contents are written to a temporary name
@@ -45,7 +49,7 @@ type Store struct {
 // OpenStore opens (making it, mode 0700) the store in dir, removes what a killed writer
 // left, and counts its size. max bounds the bytes it keeps (0: no limit).
 func OpenStore(dir string, max int64) (*Store, error) {
-	s := &Store{dir: dir, max: max, shards: map[string]bool{}, index: map[string]loc{}}
+	s := &Store{dir: dir, max: max, shards: map[string]bool{}, index: map[string]loc{}, loose: map[[32]byte]struct{}{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -58,6 +62,9 @@ func OpenStore(dir string, max int64) (*Store, error) {
 		}
 		if info, err := d.Info(); err == nil {
 			s.size += info.Size()
+		}
+		if k, ok := key(filepath.Base(filepath.Dir(p)) + d.Name()); ok {
+			s.loose[k] = struct{}{}
 		}
 		return nil
 	})
@@ -90,16 +97,30 @@ type loc struct {
 	off, n int64
 }
 
+// key is the digest d as bytes.
+func key(d string) (k [32]byte, ok bool) {
+	if len(d) != 64 {
+		return k, false
+	}
+	_, err := hex.Decode(k[:], []byte(d))
+	return k, err == nil
+}
+
 // Has reports whether the content with this digest is kept.
 func (s *Store) Has(digest string) bool {
 	s.mu.Lock()
-	_, ok := s.index[digest]
-	s.mu.Unlock()
-	if ok {
+	defer s.mu.Unlock()
+	return s.has(digest)
+}
+
+// has is Has with s.mu held.
+func (s *Store) has(digest string) bool {
+	if _, ok := s.index[digest]; ok {
 		return true
 	}
-	_, err := os.Lstat(s.path(digest))
-	return err == nil
+	k, _ := key(digest)
+	_, ok := s.loose[k]
+	return ok
 }
 
 // Put keeps data and returns its digest. A content already kept costs a stat.
@@ -112,17 +133,7 @@ func (s *Store) Put(data []byte) (string, error) {
 func (s *Store) put(data []byte, b *batch) (string, error) {
 	d := Digest(data)
 	s.mu.Lock()
-	_, packed := s.index[d]
-	staged := b != nil && b.has[d]
-	s.mu.Unlock()
-	if packed || staged {
-		return d, nil
-	}
-	if _, err := os.Lstat(s.path(d)); err == nil {
-		return d, nil
-	}
-	s.mu.Lock()
-	if b != nil && b.has[d] {
+	if s.has(d) || b != nil && b.has[d] {
 		s.mu.Unlock()
 		return d, nil
 	}
@@ -142,14 +153,28 @@ func (s *Store) put(data []byte, b *batch) (string, error) {
 		s.mu.Unlock()
 		return d, nil
 	}
+	k, _ := key(d)
+	s.loose[k] = struct{}{}
 	s.mu.Unlock()
-	if err := s.write(d, data); err != nil {
-		s.mu.Lock()
-		s.size -= int64(len(data))
-		s.mu.Unlock()
+	if err := s.writeLoose(d, data); err != nil {
 		return "", err
 	}
 	return d, nil
+}
+
+// writeLoose writes the content d as a file of its own. The store counts its size and
+// knows it as kept already (so that a content read by two readers at once is written
+// once); if the write fails, it is not kept after all.
+func (s *Store) writeLoose(d string, data []byte) error {
+	k, _ := key(d)
+	err := s.write(d, data)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.loose, k)
+		s.size -= int64(len(data))
+		s.mu.Unlock()
+	}
+	return err
 }
 
 // tempMark is in the name of a content being written, beside where it will be: spread
@@ -225,11 +250,14 @@ func (s *Store) unstage(b *batch) error {
 		return nil
 	}
 	var first error
+	s.mu.Lock()
+	for _, d := range b.digests {
+		k, _ := key(d)
+		s.loose[k] = struct{}{}
+	}
+	s.mu.Unlock()
 	for i, d := range b.digests {
-		if err := s.write(d, b.data[i]); err != nil {
-			s.mu.Lock()
-			s.size -= int64(len(b.data[i]))
-			s.mu.Unlock()
+		if err := s.writeLoose(d, b.data[i]); err != nil {
 			if first == nil {
 				first = err
 			}

@@ -143,10 +143,12 @@ func Open(opts Options) (*Tracker, error) {
 		return nil, err
 	}
 	t := &Tracker{
-		opts: opts, store: store, j: journal{dir: filepath.Join(opts.Dir, "journal"), store: store}, lock: lock,
+		opts: opts, store: store, lock: lock,
 		ready: make(chan struct{}), stopped: make(chan struct{}),
 		base: map[string]*node{}, dirty: map[string]bool{},
 	}
+	jdir := filepath.Join(opts.Dir, "journal")
+	t.j = journal{dir: jdir, store: store, spare: newSpareFile(jdir)}
 	var torn []string
 	if t.list, torn, err = t.j.load(); err != nil {
 		lock.Close()
@@ -210,6 +212,7 @@ func (t *Tracker) Close() error {
 	if t.w != nil {
 		t.w.close()
 	}
+	t.j.spare.close()
 	return t.lock.Close()
 }
 
