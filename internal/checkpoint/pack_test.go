@@ -281,3 +281,29 @@ func TestTornPackIgnored(t *testing.T) {
 		}
 	}
 }
+
+// A packed content that does not match its digest is never returned.
+func TestPackedContentDamaged(t *testing.T) {
+	t.Parallel()
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	tr := openTracker(t, root, state)
+	sh(t, root, `echo packed > a`)
+	if cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); err != nil || cp == nil {
+		t.Fatalf("Capture = %v, %v", cp, err)
+	}
+	tr.Close()
+	p := filepath.Join(state, "journal", "0000000001.pack")
+	c := packs(t, state)["0000000001.pack"][0]
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[c.off] ^= 1
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr = openTracker(t, root, state)
+	if got, err := tr.Store().Get(c.digest); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("Get of a damaged packed content = %q, %v; want it refused as damaged", got, err)
+	}
+}
