@@ -18,7 +18,13 @@ import (
 // directories, then a command's worth of changes to them: writes, removals, additions,
 // and a file replaced by a directory.
 const crashBefore = `mkdir -p a b && for i in $(seq 1 20); do printf 'before %d\r\n' $i > a/f$i; printf 'b%d' $i > b/g$i; done`
-const crashMutation = `for i in $(seq 1 10); do printf 'after %d\n' $i > a/f$i; done; rm b/g1 b/g2 b/g3; for i in 1 2 3; do echo new > a/n$i; done; rm a/f20 && mkdir a/f20 && echo in > a/f20/x`
+const crashMutation = crashMutation1 + "; " + crashMutation2
+
+// crashMutation1 and crashMutation2 are crashMutation in two calls.
+const (
+	crashMutation1 = `for i in $(seq 1 10); do printf 'after %d\n' $i > a/f$i; done`
+	crashMutation2 = `rm b/g1 b/g2 b/g3; for i in 1 2 3; do echo new > a/n$i; done; rm a/f20 && mkdir a/f20 && echo in > a/f20/x`
+)
 
 // TestCrashChild is the process the crash tests kill; it does nothing in a plain run.
 func TestCrashChild(t *testing.T) {
@@ -30,6 +36,15 @@ func TestCrashChild(t *testing.T) {
 	switch do {
 	case "capture":
 		sh(t, root, crashMutation)
+		if _, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); err != nil {
+			t.Fatal(err)
+		}
+	case "capture2": // the second pack goes to the file made ahead of it
+		sh(t, root, crashMutation1)
+		if _, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); err != nil {
+			t.Fatal(err)
+		}
+		sh(t, root, crashMutation2)
 		if _, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}); err != nil {
 			t.Fatal(err)
 		}
@@ -52,8 +67,8 @@ func TestCrashAtEveryPoint(t *testing.T) {
 		after     int
 		rewound   bool // the rewind is done once reopened
 	}{
-		{"capture", "store-before-rename", 1, false},
-		{"capture", "journal-before-rename", 1, false},
+		{"capture", "pack-before-link", 1, false}, // the record and its contents, one file
+		{"capture2", "pack-before-link", 2, false},
 		{"rewind", "journal-before-rename", 1, false}, // recording the rewind
 		{"rewind", "rewind-recorded", 1, true},
 		{"rewind", "rewind-file-written", 1, true},
@@ -109,6 +124,7 @@ func TestCrashAtEveryPoint(t *testing.T) {
 					t.Errorf("%s = %s: neither before (%s) nor after (%s)", p, got, before[p], after[p])
 				}
 			}
+			packs(t, state) // a kill never leaves a pack torn
 			tr, err = Open(Options{Root: root, Dir: state})
 			if err != nil {
 				t.Fatalf("reopening after the kill: %v", err)
@@ -122,8 +138,11 @@ func TestCrashAtEveryPoint(t *testing.T) {
 			if c.rewound {
 				want = before
 			}
-			if c.do == "capture" {
+			if strings.HasPrefix(c.do, "capture") {
 				want = after
+				if n := len(tr.List(0)); c.do == "capture2" && n != 1 {
+					t.Errorf("%d checkpoints after reopening, want the first capture's", n)
+				}
 			}
 			if diff := cmp.Diff(want, tree(t, root)); diff != "" {
 				t.Fatalf("after reopening (-want +got):\n%s", diff)

@@ -144,12 +144,52 @@ func parseID(id string) (int, bool) {
 // killed. A rewind's records are also synced, with their directory, so that one survives
 // a power loss too; a call's are not (a sync costs a call milliseconds), so a power loss
 // may lose the last calls' checkpoints, never a rewind's.
+//
+// A call's record is written with the new contents the call read, as a pack ([encodePack]):
+// one file a call.
 type journal struct {
-	dir string
+	dir   string
+	store *Store
+	spare *spareFile // the unnamed file the next pack goes to (nil: made then)
 }
 
 func (j journal) name(seq int) string {
 	return filepath.Join(j.dir, fmt.Sprintf("%010d.json", seq))
+}
+
+func (j journal) packName(seq int) string {
+	return filepath.Join(j.dir, fmt.Sprintf("%010d.pack", seq))
+}
+
+// writePack stores c, with the contents of b, as a pack: not synced, written unnamed and
+// linked into place once whole where the system allows. Once it is, the store finds b's
+// contents there.
+func (j journal) writePack(c *Checkpoint, b *batch) error {
+	data, offs, err := encodePack(c, b)
+	if err != nil {
+		return err
+	}
+	name := j.packName(c.Seq)
+	var ok bool
+	if j.spare != nil {
+		ok, err = j.spare.write(name, data, "pack-before-link")
+	} else {
+		ok, err = writeUnnamed(j.dir, name, data, 0, "pack-before-link")
+	}
+	if !ok || errors.Is(err, fs.ErrExist) {
+		err = writeFile(name, data, false)
+	}
+	if err != nil {
+		return err
+	}
+	var contents []packed
+	if b != nil {
+		for i, d := range b.digests {
+			contents = append(contents, packed{digest: d, off: offs[i], n: int64(len(b.data[i]))})
+		}
+	}
+	j.store.addPack(name, contents, true)
+	return nil
 }
 
 // write stores c, synced to disk if sync. A record not synced is new: it is written
@@ -167,34 +207,50 @@ func (j journal) write(c *Checkpoint, sync bool) error {
 	return writeFile(j.name(c.Seq), data, sync)
 }
 
-// load reads every checkpoint, oldest first, removing what a killed writer left.
-func (j journal) load() ([]*Checkpoint, error) {
+// load reads every checkpoint, oldest first, removing what a killed writer left, and
+// tells the store where the packs' contents are. A torn pack (see [encodePack]) is
+// removed: its names are returned.
+func (j journal) load() (_ []*Checkpoint, torn []string, _ error) {
 	if err := os.MkdirAll(j.dir, 0o700); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ents, err := os.ReadDir(j.dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*Checkpoint
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".json") {
-			os.Remove(filepath.Join(j.dir, name)) // a temporary file of a killed write
-			continue
+		p := filepath.Join(j.dir, name)
+		switch {
+		case strings.HasSuffix(name, ".pack"):
+			c, contents, err := readPack(p)
+			if errors.Is(err, errTorn) {
+				torn = append(torn, name)
+				os.Remove(p)
+				continue
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("checkpoint journal %s: %w", name, err)
+			}
+			j.store.addPack(p, contents, false)
+			out = append(out, c)
+		case strings.HasSuffix(name, ".json"):
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			var c Checkpoint
+			if err := json.Unmarshal(data, &c); err != nil {
+				return nil, nil, fmt.Errorf("checkpoint journal %s: %w", name, err)
+			}
+			out = append(out, &c)
+		default:
+			os.Remove(p) // a temporary file of a killed write
 		}
-		data, err := os.ReadFile(filepath.Join(j.dir, name))
-		if err != nil {
-			return nil, err
-		}
-		var c Checkpoint
-		if err := json.Unmarshal(data, &c); err != nil {
-			return nil, fmt.Errorf("checkpoint journal %s: %w", name, err)
-		}
-		out = append(out, &c)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out, nil
+	return out, torn, nil
 }
 
 // writeFile replaces path with data: a temporary file, renamed; with sync, the file is

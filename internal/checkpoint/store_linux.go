@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +22,11 @@ func writeUnnamed(dir, name string, data []byte, perm fs.FileMode, point string)
 	if err != nil {
 		return false, nil
 	}
+	return linkUnnamed(fd, name, data, perm, point)
+}
+
+// linkUnnamed is writeUnnamed with the unnamed file fd already open; it closes fd.
+func linkUnnamed(fd int, name string, data []byte, perm fs.FileMode, point string) (ok bool, err error) {
 	defer unix.Close(fd)
 	for len(data) > 0 {
 		n, err := unix.Write(fd, data)
@@ -66,4 +72,75 @@ func unixMode(m fs.FileMode) uint32 {
 		bits |= unix.S_ISVTX
 	}
 	return bits
+}
+
+// spareFile keeps an unnamed file open in dir ahead of the next write there, made in the
+// background after each write: making an inode is most of what writing a small new file
+// costs, and this way a call does not wait for it. The spare dies with the process, like
+// any unnamed file.
+type spareFile struct {
+	dir string
+
+	mu      sync.Mutex
+	fd      int // -1: none
+	filling bool
+	closed  bool
+	broken  bool // unnamed files cannot be had or linked here
+	wg      sync.WaitGroup
+}
+
+func newSpareFile(dir string) *spareFile { return &spareFile{dir: dir, fd: -1} }
+
+// write is writeUnnamed, into the spare file if there is one.
+func (s *spareFile) write(name string, data []byte, point string) (ok bool, err error) {
+	s.mu.Lock()
+	fd := s.fd
+	s.fd = -1
+	s.mu.Unlock()
+	if fd < 0 {
+		ok, err = writeUnnamed(s.dir, name, data, 0, point)
+	} else {
+		ok, err = linkUnnamed(fd, name, data, 0, point)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok {
+		s.broken = true
+		return ok, err
+	}
+	if s.closed || s.filling || s.broken {
+		return ok, err
+	}
+	s.filling = true
+	s.wg.Go(func() {
+		fd, err := unix.Open(s.dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.filling = false
+		switch {
+		case err != nil:
+			s.broken = true
+		case s.closed || s.fd >= 0:
+			unix.Close(fd)
+		default:
+			s.fd = fd
+		}
+	})
+	return ok, err
+}
+
+// close lets the spare file go.
+func (s *spareFile) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	fd := s.fd
+	s.fd = -1
+	s.mu.Unlock()
+	s.wg.Wait()
+	if fd >= 0 {
+		unix.Close(fd)
+	}
 }

@@ -8,3 +8,14 @@ import "io/fs"
 func writeUnnamed(dir, name string, data []byte, perm fs.FileMode, point string) (ok bool, err error) {
 	return false, nil
 }
+
+// spareFile is an unnamed file kept open ahead of the next write: Linux only.
+type spareFile struct{}
+
+func newSpareFile(dir string) *spareFile { return nil }
+
+func (s *spareFile) write(name string, data []byte, point string) (bool, error) {
+	return false, nil
+}
+
+func (s *spareFile) close() {}

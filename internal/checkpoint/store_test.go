@@ -76,7 +76,7 @@ func TestJournalRecovery(t *testing.T) {
 	if err := os.WriteFile(j.name(2)+".tmp", []byte(`{"id":"cp-2","se`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	list, err := j.load()
+	list, _, err := j.load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,7 @@ type Tracker struct {
 	dirty   map[string]bool  // paths events named since the last capture
 	walkAll bool             // events were lost: the next capture walks the tree
 	walks   uint32           // the walks of the tree made
+	batch   *batch           // the new contents of the capture under way, packed with its record
 	list    []*Checkpoint
 	seq     int
 	closed  bool
@@ -142,13 +143,19 @@ func Open(opts Options) (*Tracker, error) {
 		return nil, err
 	}
 	t := &Tracker{
-		opts: opts, store: store, j: journal{dir: filepath.Join(opts.Dir, "journal")}, lock: lock,
+		opts: opts, store: store, lock: lock,
 		ready: make(chan struct{}), stopped: make(chan struct{}),
 		base: map[string]*node{}, dirty: map[string]bool{},
 	}
-	if t.list, err = t.j.load(); err != nil {
+	jdir := filepath.Join(opts.Dir, "journal")
+	t.j = journal{dir: jdir, store: store, spare: newSpareFile(jdir)}
+	var torn []string
+	if t.list, torn, err = t.j.load(); err != nil {
 		lock.Close()
 		return nil, err
+	}
+	if len(torn) > 0 {
+		opts.Logger.Warn("checkpoints: removed records left torn by a crash", "files", torn)
 	}
 	if n := len(t.list); n > 0 {
 		t.seq = t.list[n-1].Seq
@@ -205,6 +212,7 @@ func (t *Tracker) Close() error {
 	if t.w != nil {
 		t.w.close()
 	}
+	t.j.spare.close()
 	return t.lock.Close()
 }
 
@@ -318,7 +326,7 @@ func (t *Tracker) keep(rel string, size int64) (digest, lost string) {
 			return "", fmt.Sprintf("larger than %d bytes", t.opts.MaxFileSize)
 		}
 	}
-	d, err := t.store.Put(data)
+	d, err := t.store.put(data, t.batch)
 	if errors.Is(err, ErrStoreFull) {
 		return "", fmt.Sprintf("the checkpoint store is full (%d bytes)", t.opts.MaxStore)
 	}
@@ -415,7 +423,21 @@ func (t *Tracker) record(info CallInfo, changes []Change, pending bool) (*Checkp
 		Tool: info.Tool, Call: info.Call, Session: info.Session, Turn: info.Turn, Label: info.Label,
 		Changes: changes, Pending: pending,
 	}
-	if err := t.j.write(c, pending); err != nil {
+	b := t.batch
+	t.batch = nil
+	var err error
+	if pending {
+		err = t.store.unstage(b)
+		if err == nil {
+			err = t.j.write(c, true)
+		}
+	} else if err = t.j.writePack(c, b); err != nil {
+		// Keep the contents loose, so that what the baseline now names is kept.
+		if err = t.store.unstage(b); err == nil {
+			err = t.j.write(c, false)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("writing checkpoint %s: %w", c.ID, err)
 	}
 	t.seq++
@@ -423,8 +445,22 @@ func (t *Tracker) record(info CallInfo, changes []Change, pending bool) (*Checkp
 	return c, nil
 }
 
-// changes returns what changed since the last capture, and updates the baseline.
+// changes returns what changed since the last capture, and updates the baseline. The
+// new contents it read are held in t.batch for the record that follows ([Tracker.record]);
+// when nothing changed, they are kept loose.
 func (t *Tracker) changes() []Change {
+	t.batch = &batch{}
+	out := t.findChanges()
+	if len(out) == 0 {
+		if err := t.store.unstage(t.batch); err != nil {
+			t.opts.Logger.Warn("checkpoints: keeping a content", "err", err)
+		}
+		t.batch = nil
+	}
+	return out
+}
+
+func (t *Tracker) findChanges() []Change {
 	if t.w != nil && t.w.drain(t.dirty) {
 		t.walkAll = true
 	}
