@@ -136,14 +136,17 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 			g.workers[i].find = newFinder(m.lits)
 		}
 		g.counters = &w.counters
-		x, l := opts.Indexes.lookup(root)
+		x, l, over := opts.Indexes.lookup(root)
 		if l != nil && !opts.NoIgnore {
-			ll, dirty, err := l.list(mustWalker(ctx, root, scope, &opts.Filter), root, scope)
+			ll, dirty, view, err := l.list(mustWalker(ctx, root, scope, &opts.Filter), root, scope)
 			if err == nil {
 				g.counters = &counters{}
 				g.counters.set(ll.sk)
 				plan := planIndex(l.x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
-				unindexed, err := g.grepLive(ctx, root, ll, dirty, plan)
+				if plan != nil {
+					view.plan(plan.q)
+				}
+				unindexed, err := g.grepLive(ctx, root, ll, dirty, view, plan)
 				if err != nil {
 					return nil, err
 				}
@@ -156,7 +159,9 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 				}
 				live = true
 				opts.Indexes.liveAnswers.Add(1)
-				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), unindexed)
+				// The changed files are indexed in the overlay, in the background; a new
+				// index is built once it is full.
+				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), 0)
 				break
 			}
 			if !errors.Is(err, errNotListed) {
@@ -164,6 +169,10 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 			}
 		}
 		g.plan = planIndex(x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
+		if g.plan != nil && over != nil {
+			g.plan.over = over.view()
+			g.plan.over.plan(g.plan.q)
+		}
 		if err := w.run(root); err != nil {
 			return nil, err
 		}

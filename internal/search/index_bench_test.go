@@ -116,7 +116,7 @@ func benchIndexTable(b *testing.B, dir, rg string) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	x, l := ix.lookup(dir)
+	x, l, _ := ix.lookup(dir)
 	if x == nil || l == nil {
 		b.Fatal("no index or no live list after the build")
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/search/trigram"
 )
 
 var (
@@ -42,7 +44,8 @@ type event struct {
 // so that a search learns which files to read without walking the tree. It holds what a
 // walk with hidden files and the ignore files read at build time would enter (not .git,
 // not node_modules), and which files changed since their index entry was made: those are
-// read by every search until the next build.
+// read by every search until a background goroutine has indexed them again in the
+// overlay (or the next build).
 //
 // The events queued are applied by a goroutine as they come and by every search before
 // it starts, so a search sees every change made before it started. An event it cannot
@@ -57,8 +60,20 @@ type live struct {
 	mu     sync.Mutex
 	dirs   map[string]*liveDir
 	byWD   map[int]*liveDir
-	dirty  map[string]struct{} // files whose index entry may be stale
+	dirty  map[string]struct{} // files whose index entry (base or overlay) may be stale
 	shared bool                // dirty is held by a search: copy before writing
+	// marks holds, for each file of dirty, the event count when it was last marked: a file
+	// read in the background is indexed only if no event marked it since.
+	marks     map[string]uint64
+	seq       uint64
+	tried     map[string]uint64 // files that cannot be indexed, as of their mark
+	racy      map[string]uint64 // files changed too recently to be indexed, as of their mark
+	racyTimer bool
+	caughtUp  uint64     // seq when the background goroutine last found nothing to do
+	idle      *sync.Cond // on mu: broadcast when caughtUp grows or the list ends
+	over      *overlay
+	kick      chan struct{}
+	full      func() // called when the overlay takes no more
 	gen    uint64              // bumped whenever a directory's entries change
 	lists  map[listKey]*liveList
 	broken error // set once the list cannot be trusted
@@ -114,13 +129,16 @@ func (allScope) Open(name string, flag int) (*os.File, error) { return os.OpenFi
 // buildLive lists and watches every directory of the tree x indexes, and marks the files
 // whose size, times or inode differ from their index entry. Each directory is watched
 // before it is listed, so no change after the listing goes unseen.
-func buildLive(ctx context.Context, x *Index, top string) (*live, error) {
+func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, held func()) (*live, error) {
 	w, err := newWatcher(x.root)
 	if err != nil {
 		return nil, err
 	}
 	l := &live{root: x.root, x: x, w: w, dirs: map[string]*liveDir{}, byWD: map[int]*liveDir{},
-		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{})}
+		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{}),
+		marks: map[string]uint64{}, tried: map[string]uint64{}, racy: map[string]uint64{},
+		over: over, kick: make(chan struct{}, 1), full: full}
+	l.idle = sync.NewCond(&l.mu)
 	l.walk, err = newWalker(ctx, x.root, allScope{}, &Filter{Hidden: true, Top: top}, nil)
 	if err == nil {
 		err = l.addDir(x.root, l.walk.parentRules(x.root))
@@ -133,6 +151,8 @@ func buildLive(ctx context.Context, x *Index, top string) (*live, error) {
 		return nil, err
 	}
 	go l.follow()
+	go l.reindexLoop(held)
+	l.kickReindex()
 	return l, nil
 }
 
@@ -147,13 +167,21 @@ func (l *live) follow() {
 		}
 		stop := l.closed || l.broken != nil
 		l.closed = stop // no one uses the watcher once this goroutine ends
+		if stop {
+			l.idle.Broadcast()
+		}
+		more := len(l.dirty) > 0
 		l.mu.Unlock()
 		if stop {
 			return
 		}
+		if more {
+			l.kickReindex()
+		}
 	}
 	l.mu.Lock()
 	l.closed = true
+	l.idle.Broadcast()
 	l.mu.Unlock()
 }
 
@@ -226,21 +254,27 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 	return nil
 }
 
-// check marks the file name of the open directory dirfd dirty unless it is as indexed.
+// check marks the file name of the open directory dirfd dirty unless it is as indexed,
+// in the overlay or else in the base index. A file neither holds is left to be read
+// (and to be indexed once a search has read it).
 func (l *live) check(dirfd int, path, name string) {
-	f, ok := l.x.files[path]
-	if !ok {
-		return
+	v := l.over.view()
+	f, seen := v.entry(path)
+	if seen != entrySeen {
+		var ok bool
+		if f, ok = l.x.files[path]; !ok {
+			return
+		}
 	}
 	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
-		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size || st.Mtim.Nano() != f.mtime ||
-		st.Ctim.Nano() != f.ctime || st.Ino != f.ino {
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !sameStat(&st, f) {
 		l.markDirty(path)
 	}
 }
 
 func (l *live) markDirty(path string) {
+	l.seq++
+	l.marks[path] = l.seq
 	if _, ok := l.dirty[path]; ok {
 		return
 	}
@@ -427,7 +461,7 @@ func sameEntries(a, b []fs.DirEntry) bool {
 // list returns the files a walk of the directory start with w's filters would visit,
 // and the files that changed since they were indexed (not to be written to), after
 // applying the events queued; false when the live tree cannot say.
-func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string]struct{}, error) {
+func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string]struct{}, overView, error) {
 	// The ignore files above start are read as a walk reads them; a change in them
 	// makes a new list.
 	var rules maphash.Hash
@@ -441,15 +475,21 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil, nil, errClosed
+		return nil, nil, overView{}, errClosed
 	}
 	l.applyLocked()
 	if l.broken != nil {
-		return nil, nil, l.broken
+		return nil, nil, overView{}, l.broken
+	}
+	if len(l.dirty) > 0 {
+		l.kickReindex()
 	}
 	l.shared = true
+	// The overlay's entries are taken with the changed files, so that an entry made
+	// later is known to be for one of them.
+	over := l.over.view()
 	if ll := l.lists[key]; ll != nil && sameScope(ll.scope, scope) {
-		return ll, l.dirty, nil
+		return ll, l.dirty, over, nil
 	}
 	ll := &liveList{scope: scope}
 	links := false
@@ -495,7 +535,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	}
 	d := l.dirs[start]
 	if d == nil || !walk(d, chain) {
-		return nil, nil, errNotListed
+		return nil, nil, overView{}, errNotListed
 	}
 	ll.sk = w.snapshot()
 	if !links && canCompare(scope) {
@@ -504,7 +544,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 		}
 		l.lists[key] = ll
 	}
-	return ll, l.dirty, nil
+	return ll, l.dirty, over, nil
 }
 
 // mustWalker returns a walker for filters newWalker has already accepted.
@@ -537,32 +577,43 @@ func sameScope(a, b Scope) (same bool) {
 	return a == b
 }
 
-// grepLive searches the files of list: those the index holds as they are and rules out
-// are counted as read, the others are read. It returns how many were read because the
-// index did not hold them.
-func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, plan *indexPlan) (int, error) {
+// grepLive searches the files of list: those the index (its overlay, or else the base
+// index) holds as they are and rules out are counted as read, the others are read. It
+// returns how many were read because the index did not hold them.
+func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, over overView, plan *indexPlan) (int, error) {
 	var read []int
 	unindexed := 0
+	var cand trigram.Bits
+	if plan != nil {
+		cand = plan.cand
+	}
 	for i := range ll.files {
 		f := &ll.files[i]
-		fresh := f.held
-		if fresh && len(dirty) > 0 {
-			_, stale := dirty[f.path]
-			fresh = !stale
+		_, stale := dirty[f.path]
+		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary}, f.held && !stale, cand
+		if !stale && f.open == "" && over.ids > 0 {
+			// An overlay entry is newer than the base's; one made after the list of
+			// changed files was taken is for a file in it.
+			switch o, seen := over.entry(f.path); seen {
+			case entrySeen:
+				e, fresh, c = o, true, over.cand
+			case entryTooNew:
+				fresh = false
+			}
 		}
 		if !fresh {
 			unindexed++
 		}
-		if plan == nil || !fresh || plan.cand.Has(f.id) {
+		if plan == nil || !fresh || c.Has(e.id) {
 			read = append(read, i)
 			continue
 		}
-		if g.opts.MaxFileSize > 0 && f.size > g.opts.MaxFileSize {
+		if g.opts.MaxFileSize > 0 && e.size > g.opts.MaxFileSize {
 			g.tooLarge.Add(1)
 			continue
 		}
 		g.searched.Add(1)
-		if f.binary {
+		if e.binary {
 			g.binary.Add(1)
 		}
 	}
