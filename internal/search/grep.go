@@ -303,6 +303,9 @@ func (g *grep) file(id int, j *job) {
 
 // read loads a regular file into the worker's buffer; see readFile.
 func (g *grep) read(w *grepWorker, j *job) ([]byte, time.Time, bool) {
+	if readHook != nil {
+		readHook(j.path)
+	}
 	fd, err := openJob(g.scope, j, os.O_RDONLY)
 	var data []byte
 	var mtime time.Time
@@ -327,6 +330,9 @@ func (g *grep) read(w *grepWorker, j *job) ([]byte, time.Time, bool) {
 	}
 	return data, mtime, true
 }
+
+// readHook, when set, is told of each file a search reads; for tests.
+var readHook func(path string)
 
 var (
 	errNotRegular = errors.New("not a regular file")
