@@ -60,12 +60,13 @@ type Indexes struct {
 	// held, when set, is called by each build before it starts (tests hold builds with it);
 	// heldLive by each build of a live list.
 	held, heldLive func()
-	// heldReindex, when set, is called by the goroutine that indexes changed files before
-	// each round (tests hold it).
-	heldReindex func()
 	wg             sync.WaitGroup
 	// liveAnswers counts the searches answered from a live list.
 	liveAnswers atomic.Int64
+
+	// heldReindex, when set, is called by the goroutine that indexes changed files before
+	// each round (tests hold it).
+	heldReindex func()
 }
 
 // IndexInfo says how big an index is.

@@ -74,11 +74,11 @@ type live struct {
 	over      *overlay
 	kick      chan struct{}
 	full      func() // called when the overlay takes no more
-	gen    uint64              // bumped whenever a directory's entries change
-	lists  map[listKey]*liveList
-	broken error // set once the list cannot be trusted
-	closed bool
-	done   chan struct{} // closed when the event goroutine has ended
+	gen       uint64 // bumped whenever a directory's entries change
+	lists     map[listKey]*liveList
+	broken    error // set once the list cannot be trusted
+	closed    bool
+	done      chan struct{} // closed when the event goroutine has ended
 }
 
 // liveDir is one directory as last listed.
@@ -492,7 +492,31 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 		return ll, l.dirty, over, nil
 	}
 	ll := &liveList{scope: scope}
-	links := false
+	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job) {
+		f := liveFile{path: nj.path, open: nj.open}
+		if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
+			f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
+		}
+		ll.files = append(ll.files, f)
+	})
+	if !ok {
+		return nil, nil, overView{}, errNotListed
+	}
+	ll.sk = w.snapshot()
+	if !links && canCompare(scope) {
+		if len(l.lists) >= 4 {
+			clear(l.lists)
+		}
+		l.lists[key] = ll
+	}
+	return ll, l.dirty, over, nil
+}
+
+// visitLocked calls file for each file and dir (if not nil) for each directory a walk of
+// the directory start with w's filters, and chain the rules above start, would visit, and
+// counts in w what the walk would count; links says whether the list held a symlink, ok
+// false that a directory the walk enters is not in the list. l.mu is held.
+func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir, file func(nj *job)) (links, ok bool) {
 	var walk func(d *liveDir, ign *ignoreChain) bool
 	walk = func(d *liveDir, ign *ignoreChain) bool {
 		if d.unreadable {
@@ -516,35 +540,51 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 			nj, ok := w.entryJob(nil, d.path, e, ign)
 			switch {
 			case !ok:
-			case nj.dir && nj.open != "":
-				w.symlinks.Add(1)
 			case nj.dir:
+				if dir != nil {
+					dir(&nj)
+				}
+				if nj.open != "" {
+					w.symlinks.Add(1) // a linked directory is listed, not entered
+					continue
+				}
 				c := l.dirs[nj.path]
 				if c == nil || !walk(c, ign) {
 					return false
 				}
 			default:
-				f := liveFile{path: nj.path, open: nj.open}
-				if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
-					f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
-				}
-				ll.files = append(ll.files, f)
+				file(&nj)
 			}
 		}
 		return true
 	}
 	d := l.dirs[start]
-	if d == nil || !walk(d, chain) {
-		return nil, nil, overView{}, errNotListed
+	return links, d != nil && walk(d, chain)
+}
+
+// find returns the entries a walk of the directory start with w's filters would visit,
+// in the order it may visit them, after applying the events queued; an error when the
+// live list cannot say.
+func (l *live) find(w *walker, start string) ([]job, error) {
+	var chain *ignoreChain
+	if !w.filter.NoIgnore {
+		chain = w.parentRules(start)
 	}
-	ll.sk = w.snapshot()
-	if !links && canCompare(scope) {
-		if len(l.lists) >= 4 {
-			clear(l.lists)
-		}
-		l.lists[key] = ll
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errClosed
 	}
-	return ll, l.dirty, over, nil
+	l.applyLocked()
+	if l.broken != nil {
+		return nil, l.broken
+	}
+	var jobs []job
+	add := func(nj *job) { jobs = append(jobs, *nj) }
+	if _, ok := l.visitLocked(w, start, chain, add, add); !ok {
+		return nil, errNotListed
+	}
+	return jobs, nil
 }
 
 // mustWalker returns a walker for filters newWalker has already accepted.
