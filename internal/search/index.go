@@ -141,6 +141,7 @@ func (s *Indexes) Close() {
 	s.mu.Unlock()
 	for _, l := range lives {
 		l.close()
+		<-l.reindexEnd
 	}
 }
 
@@ -196,6 +197,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 			s.mu.Unlock()
 			if l != nil {
 				l.close()
+				<-l.reindexEnd
 			}
 			return
 		}
@@ -208,6 +210,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		s.mu.Unlock()
 		if old != nil {
 			old.close()
+			<-old.reindexEnd
 		}
 	})
 }
@@ -226,6 +229,7 @@ func (s *Indexes) dropLive(l *live, err error) {
 	}
 	s.mu.Unlock()
 	l.close()
+	s.wg.Go(func() { <-l.reindexEnd }) // it ends after the batch it reads
 }
 
 func parentDir(p string) string {
@@ -452,9 +456,9 @@ func (g *grep) skip(j *job) bool {
 		return false
 	}
 	// An overlay entry is newer than the base's; each is checked against the file.
-	f, seen := p.over.entry(j.path)
-	cand := p.over.cand
-	if seen != entrySeen {
+	o, seen := p.over.entry(j.path)
+	f, cand := o.indexedFile, p.over.cand
+	if seen != entrySeen || o.racy {
 		var ok bool
 		if f, ok = p.x.files[j.path]; !ok {
 			p.unindexed.Add(1)

@@ -64,21 +64,20 @@ type live struct {
 	shared bool                // dirty is held by a search: copy before writing
 	// marks holds, for each file of dirty, the event count when it was last marked: a file
 	// read in the background is indexed only if no event marked it since.
-	marks     map[string]uint64
-	seq       uint64
-	tried     map[string]uint64 // files that cannot be indexed, as of their mark
-	racy      map[string]uint64 // files changed too recently to be indexed, as of their mark
-	racyTimer bool
-	caughtUp  uint64     // seq when the background goroutine last found nothing to do
-	idle      *sync.Cond // on mu: broadcast when caughtUp grows or the list ends
-	over      *overlay
-	kick      chan struct{}
-	full      func() // called when the overlay takes no more
-	gen       uint64 // bumped whenever a directory's entries change
-	lists     map[listKey]*liveList
-	broken    error // set once the list cannot be trusted
-	closed    bool
-	done      chan struct{} // closed when the event goroutine has ended
+	marks      map[string]uint64
+	seq        uint64
+	tried      map[string]uint64 // files that cannot be indexed, as of their mark
+	caughtUp   uint64            // seq when the background goroutine last found nothing to do
+	idle       *sync.Cond        // on mu: broadcast when caughtUp grows or the list ends
+	over       *overlay
+	kick       chan struct{}
+	full       func() // called when the overlay takes no more
+	gen        uint64 // bumped whenever a directory's entries change
+	lists      map[listKey]*liveList
+	broken     error // set once the list cannot be trusted
+	closed     bool
+	done       chan struct{} // closed when the event goroutine has ended
+	reindexEnd chan struct{} // closed when the goroutine that indexes changed files has ended
 }
 
 // liveDir is one directory as last listed.
@@ -136,7 +135,8 @@ func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, h
 	}
 	l := &live{root: x.root, x: x, w: w, dirs: map[string]*liveDir{}, byWD: map[int]*liveDir{},
 		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{}),
-		marks: map[string]uint64{}, tried: map[string]uint64{}, racy: map[string]uint64{},
+		reindexEnd: make(chan struct{}),
+		marks:      map[string]uint64{}, tried: map[string]uint64{},
 		over: over, kick: make(chan struct{}, 1), full: full}
 	l.idle = sync.NewCond(&l.mu)
 	l.walk, err = newWalker(ctx, x.root, allScope{}, &Filter{Hidden: true, Top: top}, nil)
@@ -185,7 +185,8 @@ func (l *live) follow() {
 	l.mu.Unlock()
 }
 
-// close stops the event goroutine and waits for it to release the watcher.
+// close stops the event goroutine and waits for it to release the watcher. The goroutine
+// that indexes changed files ends after the batch it reads (see l.reindexEnd).
 func (l *live) close() {
 	l.mu.Lock()
 	l.closed = true
@@ -259,8 +260,9 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 // (and to be indexed once a search has read it).
 func (l *live) check(dirfd int, path, name string) {
 	v := l.over.view()
-	f, seen := v.entry(path)
-	if seen != entrySeen {
+	o, seen := v.entry(path)
+	f := o.indexedFile
+	if seen != entrySeen || o.racy {
 		var ok bool
 		if f, ok = l.x.files[path]; !ok {
 			return
@@ -636,7 +638,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			// changed files was taken is for a file in it.
 			switch o, seen := over.entry(f.path); seen {
 			case entrySeen:
-				e, fresh, c = o, true, over.cand
+				e, fresh, c = o.indexedFile, true, over.cand
 			case entryTooNew:
 				fresh = false
 			}

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"maps"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,30 +16,43 @@ import (
 
 // overlay is a small trigram index of the files changed (or new) since their base index
 // was built, with ids of its own: a file the live list saw change is read again in the
-// background and indexed here, so that it is ruled out like any indexed file once its
-// entry is made. An entry only grows: a file indexed again gets a new id, and the old
-// one is left unused. Once it holds more than half as many ids as the base index, or an
-// eighth of its (trigram, file) pairs bound, it takes no more, and a new base index is
-// built. Safe for concurrent use.
+// background (or at once, for Boris's own writes) and indexed here, so that it is ruled
+// out like any indexed file once its entry is made. An entry only grows: a file indexed
+// again gets a new id, and the old one is left unused. Once it holds more than half as
+// many ids as the base index (at least 1,024), or an eighth of an index's bound on
+// (trigram, file) pairs, it takes no more, and a new base index is built. Safe for
+// concurrent use.
+//
+// An entry is trusted because no file event has named its file since it was read: that
+// holds for a search that takes its files from the live list. A file changed within the
+// racy window before it was read (file times come from a coarse clock, and a later write
+// in the same tick might leave them as they were) is marked racy: a walk, which trusts an
+// entry only when the file's size, times and inode are as recorded, does not use it.
 type overlay struct {
 	base *Index
 
 	mu    sync.RWMutex
-	files map[string]indexedFile
+	files map[string]overFile
 	tri   *trigram.Index
 	next  uint32 // ids given
 	full  bool
 }
 
+// overFile is an overlay entry.
+type overFile struct {
+	indexedFile
+	racy bool // changed within racyWindow before it was read: its times are not proof
+}
+
 func newOverlay(base *Index) *overlay {
-	return &overlay{base: base, files: map[string]indexedFile{}, tri: trigram.New()}
+	return &overlay{base: base, files: map[string]overFile{}, tri: trigram.New()}
 }
 
 // maxIDs is how many entries o takes before it is full.
 func (o *overlay) maxIDs() int { return max(len(o.base.files)/2, 1024) }
 
 // add indexes the file at path; false when o is full.
-func (o *overlay) add(path string, f indexedFile, tris []trigram.Trigram) bool {
+func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > maxPostings/8 {
@@ -88,9 +102,9 @@ const (
 )
 
 // entry returns the entry of path the view sees.
-func (v *overView) entry(path string) (indexedFile, int) {
+func (v *overView) entry(path string) (overFile, int) {
 	if v.ids == 0 {
-		return indexedFile{}, entryNone
+		return overFile{}, entryNone
 	}
 	v.o.mu.RLock()
 	f, ok := v.o.files[path]
@@ -114,14 +128,13 @@ func sameStat(st *unix.Stat_t, f indexedFile) bool {
 // looks at the events.
 const reindexBatch = 256
 
-// reindexed is one file read by the background goroutine.
+// reindexed is one file read to be indexed.
 type reindexed struct {
 	path string
 	seq  uint64 // its mark when read
-	f    indexedFile
+	f    overFile
 	tris []trigram.Trigram
-	ok   bool // indexable; otherwise left to be read (racy: tried again later)
-	racy bool
+	ok   bool // indexable; otherwise left to be read
 }
 
 // kickReindex wakes the background goroutine that indexes changed files.
@@ -133,8 +146,9 @@ func (l *live) kickReindex() {
 }
 
 // reindexLoop indexes the changed files into the overlay, off the request path and at
-// the lowest CPU priority, until the list is closed.
+// the lowest CPU priority, until the list ends.
 func (l *live) reindexLoop(held func()) {
+	defer close(l.reindexEnd)
 	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 	idleThread()
 	var buf []byte
@@ -152,8 +166,8 @@ func (l *live) reindexLoop(held func()) {
 	}
 }
 
-// reindexOnce reads a batch of changed files and indexes those unchanged meanwhile; it
-// reports whether more are left.
+// reindexOnce reads a batch of changed files and indexes those no event named meanwhile;
+// it reports whether more may be left.
 func (l *live) reindexOnce(buf *[]byte) bool {
 	l.mu.Lock()
 	if l.closed || l.broken != nil || l.over.full {
@@ -162,13 +176,8 @@ func (l *live) reindexOnce(buf *[]byte) bool {
 	}
 	l.applyLocked()
 	var batch []reindexed
-	waiting := false
 	for p := range l.dirty {
 		seq := l.marks[p]
-		if r, ok := l.racy[p]; ok && r == seq {
-			waiting = true
-			continue
-		}
 		if t, ok := l.tried[p]; ok && t == seq {
 			continue
 		}
@@ -178,51 +187,52 @@ func (l *live) reindexOnce(buf *[]byte) bool {
 		}
 	}
 	if len(batch) == 0 {
-		if !waiting {
-			l.caughtUp = l.seq
-			l.idle.Broadcast()
-		}
+		l.caughtUp = l.seq
+		l.idle.Broadcast()
 		l.mu.Unlock()
 		return false
 	}
 	l.mu.Unlock()
+	l.readAll(batch, buf)
+	return l.commit(batch)
+}
 
+// readAll reads and indexes the files of batch.
+func (l *live) readAll(batch []reindexed, buf *[]byte) {
 	root, err := unix.Open(l.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return
 	}
+	defer unix.Close(root)
 	for i := range batch {
 		l.readOne(root, &batch[i], buf)
 	}
-	unix.Close(root)
+}
 
+// commit puts the files of batch that no event named since they were read in the
+// overlay; false when it is full or the list ended.
+func (l *live) commit(batch []reindexed) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.applyLocked() // a change after the read has marked its file again
-	racy := false
+	if l.closed || l.broken != nil {
+		return false
+	}
+	l.applyLocked() // a change during or after the read has marked its file again
 	for i := range batch {
 		r := &batch[i]
-		if l.marks[r.path] != r.seq || l.closed {
-			continue
-		}
 		switch {
-		case r.racy:
-			racy = true
-			l.racy[r.path] = r.seq
+		case l.marks[r.path] != r.seq:
 		case !r.ok:
 			l.tried[r.path] = r.seq
 		case !l.over.add(r.path, r.f, r.tris):
-			l.idle.Broadcast()
 			if l.full != nil {
-				go l.full()
+				l.full() // takes only the indexes' lock, never held when l.mu is taken
 			}
+			l.idle.Broadcast()
 			return false
 		default:
 			l.clean(r.path)
 		}
-	}
-	if racy {
-		l.retryRacy()
 	}
 	return true
 }
@@ -253,23 +263,14 @@ func (l *live) readOne(root int, r *reindexed, buf *[]byte) {
 		}
 		n += m
 	}
-	r.ok, r.racy = indexData(data, &st, &r.f, &r.tris)
-}
-
-// indexData fills f and tris for a file of content data and status st; ok is false when
-// it is not indexed, racy when only because it changed too recently.
-func indexData(data []byte, st *unix.Stat_t, f *indexedFile, tris *[]trigram.Trigram) (ok, racy bool) {
-	if time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds() {
-		return false, true
+	r.f = overFile{indexedFile: indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}}
+	r.f.racy = time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds()
+	r.f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
+	if r.f.binary {
+		r.ok = true
+		return
 	}
-	*f = indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
-	f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
-	if f.binary {
-		*tris = nil
-		return true, false
-	}
-	*tris, ok = trigram.Of(data, nil, maxFileTrigrams)
-	return ok, false
+	r.tris, r.ok = trigram.Of(data, nil, maxFileTrigrams)
 }
 
 // clean forgets that the file at path changed: its overlay entry is fresh. l.mu is held.
@@ -278,42 +279,17 @@ func (l *live) clean(path string) {
 		return
 	}
 	if l.shared {
-		l.dirty = cloneSet(l.dirty)
+		l.dirty = maps.Clone(l.dirty)
 		l.shared = false
 	}
 	delete(l.dirty, path)
 	delete(l.marks, path)
 	delete(l.tried, path)
-	delete(l.racy, path)
-}
-
-// retryRacy has the files changed too recently to be indexed read again once the racy
-// window has passed. l.mu is held.
-func (l *live) retryRacy() {
-	if l.racyTimer {
-		return
-	}
-	l.racyTimer = true
-	time.AfterFunc(racyWindow+racyWindow/8, func() {
-		l.mu.Lock()
-		l.racyTimer = false
-		clear(l.racy)
-		l.mu.Unlock()
-		l.kickReindex()
-	})
-}
-
-func cloneSet(m map[string]struct{}) map[string]struct{} {
-	c := make(map[string]struct{}, len(m))
-	for k := range m {
-		c[k] = struct{}{}
-	}
-	return c
 }
 
 // waitCaughtUp waits until the background goroutine has indexed, or given up on, every
-// file changed before the call; false if the list closed or broke meanwhile. For tests
-// and benchmarks.
+// file changed before the call; false if the list ended meanwhile. For tests and
+// benchmarks.
 func (l *live) waitCaughtUp() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -326,41 +302,29 @@ func (l *live) waitCaughtUp() bool {
 	return !l.closed && l.broken == nil
 }
 
-// Wrote tells the indexes that Boris wrote data to the file at path (a real path), by a
-// new file renamed over it. A file written within the racy window (file times come from
-// a coarse clock) cannot be trusted by its times yet: it stays changed, read by every
-// search, and is indexed by the background goroutine once the window has passed.
-func (s *Indexes) Wrote(path string, data []byte) {
-	_, l, _ := s.lookup(path)
+// Wrote tells the indexes that Boris has just written the file at path (a real path):
+// when a live list holds it, it is read and indexed in the overlay at once, so that the
+// next search need not read it.
+func (s *Indexes) Wrote(path string) {
+	_, l, _ := s.lookup(parentDir(path))
 	if l == nil || !strings.HasPrefix(path, l.root+"/") {
 		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed || l.broken != nil {
+		l.mu.Unlock()
 		return
 	}
 	l.applyLocked()
 	seq, ok := l.marks[path]
+	l.mu.Unlock()
 	if !ok {
-		return // not a file of the list, or already fresh
+		return // not changed as far as the list knows
 	}
-	var st unix.Stat_t
-	if unix.Lstat(path, &st) != nil || st.Size != int64(len(data)) {
-		return
-	}
-	var f indexedFile
-	var tris []trigram.Trigram
-	ok, racy := indexData(data, &st, &f, &tris)
-	switch {
-	case racy:
-		l.racy[path] = seq
-		l.retryRacy()
-	case !ok:
-		l.tried[path] = seq
-	case l.over.add(path, f, tris):
-		l.clean(path)
-	}
+	batch := []reindexed{{path: path, seq: seq}}
+	var buf []byte
+	l.readAll(batch, &buf)
+	l.commit(batch)
 }
 
 // rebuild builds a new base index of t, whose overlay is full, in the background.
