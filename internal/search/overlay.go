@@ -49,13 +49,13 @@ func newOverlay(base *Index) *overlay {
 }
 
 // maxIDs is how many entries o takes before it is full.
-func (o *overlay) maxIDs() int { return max(len(o.base.files)/2, 1024) }
+func (o *overlay) maxIDs() int { return max(len(o.base.files), 1024) }
 
 // add indexes the file at path; false when o is full.
 func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > maxPostings/8 {
+	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > maxPostings/4 {
 		o.full = true
 		return false
 	}
