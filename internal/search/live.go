@@ -256,8 +256,9 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 }
 
 // check marks the file name of the open directory dirfd dirty unless it is as indexed,
-// in the overlay or else in the base index. A file neither holds is left to be read
-// (and to be indexed once a search has read it).
+// in the overlay or else in the base index. A file neither holds (new, or changed too
+// recently when the index was built) is marked too, to be indexed in the overlay, unless
+// the base index is near its bound (its files are too many to hold).
 func (l *live) check(dirfd int, path, name string) {
 	v := l.over.view()
 	o, seen := v.entry(path)
@@ -265,6 +266,9 @@ func (l *live) check(dirfd int, path, name string) {
 	if seen != entrySeen || o.racy {
 		var ok bool
 		if f, ok = l.x.files[path]; !ok {
+			if l.x.tri.Postings() < maxPostings/2 {
+				l.markDirty(path)
+			}
 			return
 		}
 	}

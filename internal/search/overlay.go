@@ -18,8 +18,8 @@ import (
 // was built, with ids of its own: a file the live list saw change is read again in the
 // background (or at once, for Boris's own writes) and indexed here, so that it is ruled
 // out like any indexed file once its entry is made. An entry only grows: a file indexed
-// again gets a new id, and the old one is left unused. Once it holds more than half as
-// many ids as the base index (at least 1,024), or an eighth of an index's bound on
+// again gets a new id, and the old one is left unused. Once it has given as many ids as
+// the base index holds files (at least 1,024), or holds a quarter of an index's bound on
 // (trigram, file) pairs, it takes no more, and a new base index is built. Safe for
 // concurrent use.
 //
@@ -331,8 +331,8 @@ func (s *Indexes) Wrote(path string) {
 func (s *Indexes) rebuild(t *tree, x *Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || t.building || t.idx.Load() != x || t.scope == nil {
-		return
+	if s.closed || t.building || t.idx.Load() != x || t.scope == nil || x.tri.Postings() > maxPostings/2 {
+		return // a new index would not hold much more
 	}
 	t.building = true
 	held, dir, onReady, scope := s.held, s.Dir, s.OnReady, t.scope
