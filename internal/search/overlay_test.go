@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // caughtUp waits until the live list of root has indexed every changed file it can.
@@ -313,5 +314,59 @@ func TestOverlayFullRebuilds(t *testing.T) {
 	ix.Wait()
 	if x2, _, _ := ix.lookup(root); x2 == x {
 		t.Fatal("no new index once the overlay was full")
+	}
+}
+
+// TestOverlayRacyEntry: a file changed within the racy window before it was indexed again
+// is ruled out by a search from the live list (its events vouch for it), but read by a
+// walk, which could only trust its times.
+func TestOverlayRacyEntry(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	reads := countReads(t, root)
+	ix := &Indexes{MinFiles: 20}
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	l := caughtUp(t, ix, root)
+	racyWindow = time.Hour
+	l.mu.Lock() // the goroutine that indexes changed files reads racyWindow under l.mu
+	l.mu.Unlock()
+	changed := filepath.Join(root, "d1/f01.txt")
+	if err := os.WriteFile(changed, []byte("no match here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, ix, root)
+	_, _, o := ix.lookup(root)
+	o.mu.RLock()
+	e, ok := o.files[changed]
+	o.mu.RUnlock()
+	if !ok || !e.racy {
+		t.Fatalf("overlay entry of the changed file: %+v, %v; want a racy one", e, ok)
+	}
+	reads()
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "live", got, want)
+	if r := reads(); r[changed] != 0 || !got.Live || got.Index != Indexed {
+		t.Fatalf("from the live list: %+v, read %v; want the racy file ruled out", got, r)
+	}
+	l.mu.Lock()
+	l.broken = errOverflow
+	l.mu.Unlock()
+	got, err = Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "walked", got, want)
+	if r := reads(); r[changed] != 1 || got.Live {
+		t.Fatalf("walked: %+v, read %v; want the racy file read", got, r)
 	}
 }
