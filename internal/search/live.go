@@ -19,11 +19,10 @@ import (
 )
 
 var (
-	errNoEvents      = errors.New("no file events on this system or filesystem")
-	errWatchLimit    = errors.New("out of inotify watches (fs.inotify.max_user_watches)")
-	errOverflow      = errors.New("file events overflowed")
-	errIgnoreChanged = errors.New("an ignore file changed")
-	errClosed        = errors.New("closed")
+	errNoEvents   = errors.New("no file events on this system or filesystem")
+	errWatchLimit = errors.New("out of inotify watches (fs.inotify.max_user_watches)")
+	errOverflow   = errors.New("file events overflowed")
+	errClosed     = errors.New("closed")
 )
 
 // maxWatches, when above 0, is a limit on one watcher's watches below the system's; for
@@ -48,9 +47,10 @@ type event struct {
 // overlay (or the next build).
 //
 // The events queued are applied by a goroutine as they come and by every search before
-// it starts, so a search sees every change made before it started. An event it cannot
-// follow (a lost event, an ignore file changed, no watch left) breaks the list: searches
-// walk again until a new list is built in the background.
+// it starts, so a search sees every change made before it started. A directory one of
+// whose ignore files changed is listed again with all below it. An event it cannot
+// follow (a lost event, no watch left) breaks the list: searches walk again until a new
+// list is built in the background.
 type live struct {
 	root string
 	x    *Index
@@ -88,6 +88,8 @@ type liveDir struct {
 	unreadable bool
 	ign        *ignoreChain      // the build's rules in force in it
 	ignData    map[string][]byte // its ignore files
+	// rulesChanged says an ignore file of it changed: it is listed again with all below.
+	rulesChanged bool
 }
 
 // liveFile is a file a search with given filters visits.
@@ -351,6 +353,15 @@ func (l *live) applyLocked() {
 		if l.dirs[d.path] != d {
 			continue // removed meanwhile
 		}
+		if d.rulesChanged {
+			// What is ignored below it changed: list it again whole, with its rules.
+			d.rulesChanged = false
+			l.gen++
+			clear(l.lists)
+			l.removeDir(d)
+			again = append(again, d)
+			continue
+		}
 		entries, fd := listDir(d.path)
 		if fd >= 0 {
 			unix.Close(fd)
@@ -423,12 +434,12 @@ func (l *live) handle(ev event, pending *[]*liveDir) {
 			relist(d)
 		}
 	default:
-		if slices.Contains(ignoreFiles, ev.name) {
-			l.broken = errIgnoreChanged
-			return
-		}
 		p := joinPath(d.path, ev.name)
 		l.markDirty(p)
+		if slices.Contains(ignoreFiles, ev.name) {
+			d.rulesChanged = true
+			relist(d)
+		}
 		if ev.entries {
 			relist(d)
 			if c := l.dirs[p]; c != nil {

@@ -334,8 +334,9 @@ func TestOverlayRacyEntry(t *testing.T) {
 	}
 	ix.Wait()
 	l := caughtUp(t, ix, root)
+	// The goroutine that indexes changed files reads racyWindow after taking l.mu.
+	l.mu.Lock()
 	racyWindow = time.Hour
-	l.mu.Lock() // the goroutine that indexes changed files reads racyWindow under l.mu
 	l.mu.Unlock()
 	changed := filepath.Join(root, "d1/f01.txt")
 	if err := os.WriteFile(changed, []byte("no match here\n"), 0o644); err != nil {
