@@ -159,9 +159,12 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 				}
 				live = true
 				opts.Indexes.liveAnswers.Add(1)
-				// The changed files are indexed in the overlay, in the background; a new
-				// index is built once it is full.
-				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), 0)
+				// The changed files are indexed in the overlay, in the background, and a
+				// new index is built once it is full; then the rule of a walk holds.
+				if !view.o.isFull() {
+					unindexed = 0
+				}
+				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), unindexed)
 				break
 			}
 			if !errors.Is(err, errNotListed) {

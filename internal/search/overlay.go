@@ -66,6 +66,16 @@ func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
 	return true
 }
 
+// isFull reports whether o takes no more entries.
+func (o *overlay) isFull() bool {
+	if o == nil {
+		return false
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.full
+}
+
 // overView is what one search uses of an overlay: the entries made before it started,
 // and their candidates.
 type overView struct {
