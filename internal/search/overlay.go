@@ -180,7 +180,7 @@ func (l *live) reindexLoop(held func()) {
 // it reports whether more may be left.
 func (l *live) reindexOnce(buf *[]byte) bool {
 	l.mu.Lock()
-	if l.closed || l.broken != nil || l.over.full {
+	if l.closed || l.broken != nil || l.over.isFull() {
 		l.mu.Unlock()
 		return false
 	}
@@ -306,7 +306,7 @@ func (l *live) waitCaughtUp() bool {
 	l.applyLocked()
 	target := l.seq
 	l.kickReindex()
-	for l.caughtUp < target && !l.closed && l.broken == nil && !l.over.full {
+	for l.caughtUp < target && !l.closed && l.broken == nil && !l.over.isFull() {
 		l.idle.Wait()
 	}
 	return !l.closed && l.broken == nil
