@@ -160,12 +160,15 @@ func benchIndexTable(b *testing.B, dir, rg string) {
 	}
 	// Warm after checkout: once the files the last checkout changed are indexed again in
 	// the overlay (or a new index is built, when it is full), repeated searches.
-	ix.Wait()
 	start = time.Now()
 	if _, l, _ := ix.lookup(dir); l != nil {
 		l.waitCaughtUp()
 	}
-	b.Logf("after the checkouts: changed files indexed again %v later", time.Since(start).Round(time.Millisecond))
+	ix.Wait()
+	if _, l, _ := ix.lookup(dir); l != nil {
+		l.waitCaughtUp()
+	}
+	b.Logf("after the checkouts: changed files indexed again (or a new index built) %v later", time.Since(start).Round(time.Millisecond))
 	for i, q := range indexBenchQueries {
 		for range 20 {
 			d, res := grep(ix, q.opts)

@@ -19,8 +19,8 @@ import (
 // background (or at once, for Boris's own writes) and indexed here, so that it is ruled
 // out like any indexed file once its entry is made. An entry only grows: a file indexed
 // again gets a new id, and the old one is left unused. Once it has given as many ids as
-// the base index holds files (at least 1,024), or holds a quarter of an index's bound on
-// (trigram, file) pairs, it takes no more, and a new base index is built. Safe for
+// the base index holds files (at least 1,024), or holds half as many (trigram, file)
+// pairs (at least 1 Mi), it takes no more, and a new base index is built. Safe for
 // concurrent use.
 //
 // An entry is trusted because no file event has named its file since it was read: that
@@ -48,6 +48,9 @@ func newOverlay(base *Index) *overlay {
 	return &overlay{base: base, files: map[string]overFile{}, tri: trigram.New()}
 }
 
+// maxPostings is how many (trigram, file) pairs o holds before it is full.
+func (o *overlay) maxPostings() int { return max(o.base.tri.Postings()/2, 1<<20) }
+
 // maxIDs is how many entries o takes before it is full.
 func (o *overlay) maxIDs() int { return max(len(o.base.files), 1024) }
 
@@ -55,7 +58,7 @@ func (o *overlay) maxIDs() int { return max(len(o.base.files), 1024) }
 func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > maxPostings/4 {
+	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > o.maxPostings() {
 		o.full = true
 		return false
 	}
@@ -341,8 +344,8 @@ func (s *Indexes) Wrote(path string) {
 func (s *Indexes) rebuild(t *tree, x *Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || t.building || t.idx.Load() != x || t.scope == nil || x.tri.Postings() > maxPostings/2 {
-		return // a new index would not hold much more
+	if s.closed || t.building || t.idx.Load() != x || t.scope == nil {
+		return
 	}
 	t.building = true
 	held, dir, onReady, scope := s.held, s.Dir, s.OnReady, t.scope
