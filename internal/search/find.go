@@ -33,6 +33,9 @@ type FindOptions struct {
 	Type    EntryType
 	// Keep is how many entries, newest first, the result must hold; 0 means 10,000.
 	Keep int
+	// Indexes, if not nil, lists the entries from the live list of an index of the tree,
+	// without a walk, when it has one ready; the result is the same.
+	Indexes *Indexes
 }
 
 // FindResult is what [Find] found.
@@ -40,6 +43,9 @@ type FindResult struct {
 	Entries []Entry // newest first, ties by path; at most about Keep
 	Matched int     // in all
 	Skipped Skipped
+	// Live says the entries came from an index's live list, kept by file events, without
+	// walking the tree.
+	Live bool
 }
 
 // Entry is one path found.
@@ -77,7 +83,7 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		return a.Path < b.Path
 	}, func(Entry) int { return 1 })
 	var matched atomic.Int64
-	w, err := newWalker(ctx, root, scope, &opts.Filter, func(_ int, j *job) {
+	visit := func(_ int, j *job) {
 		if j.dir && opts.Type == Files || !j.dir && opts.Type == Dirs {
 			return
 		}
@@ -94,13 +100,34 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		}
 		matched.Add(1)
 		top.add(Entry{Path: j.path, ModTime: mtime, Dir: j.dir})
-	})
+	}
+	w, err := newWalker(ctx, root, scope, &opts.Filter, visit)
 	if err != nil {
 		return nil, err
 	}
 	w.inline = true
 	w.dirs = opts.Type != Files
-	if err := w.run(startDir(scope, root, pattern)); err != nil {
+	start := startDir(scope, root, pattern)
+	if _, l, _ := opts.Indexes.lookup(root); l != nil && !opts.NoIgnore {
+		// The live list of an index of the tree says what is in it without a walk.
+		lw := mustWalker(ctx, root, scope, &opts.Filter)
+		lw.dirs = w.dirs
+		jobs, err := l.find(lw, start)
+		if err == nil {
+			for i := range jobs {
+				if i%1024 == 0 && ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				visit(0, &jobs[i])
+			}
+			opts.Indexes.liveAnswers.Add(1)
+			return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: lw.snapshot(), Live: true}, nil
+		}
+		if !errors.Is(err, errNotListed) {
+			opts.Indexes.dropLive(l, err)
+		}
+	}
+	if err := w.run(start); err != nil {
 		return nil, err
 	}
 	return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: w.snapshot()}, nil

@@ -136,14 +136,17 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 			g.workers[i].find = newFinder(m.lits)
 		}
 		g.counters = &w.counters
-		x, l := opts.Indexes.lookup(root)
+		x, l, over := opts.Indexes.lookup(root)
 		if l != nil && !opts.NoIgnore {
-			ll, dirty, err := l.list(mustWalker(ctx, root, scope, &opts.Filter), root, scope)
+			ll, dirty, view, err := l.list(mustWalker(ctx, root, scope, &opts.Filter), root, scope)
 			if err == nil {
 				g.counters = &counters{}
 				g.counters.set(ll.sk)
 				plan := planIndex(l.x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
-				unindexed, err := g.grepLive(ctx, root, ll, dirty, plan)
+				if plan != nil {
+					view.plan(plan.q)
+				}
+				unindexed, err := g.grepLive(ctx, root, ll, dirty, view, plan)
 				if err != nil {
 					return nil, err
 				}
@@ -156,6 +159,11 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 				}
 				live = true
 				opts.Indexes.liveAnswers.Add(1)
+				// The changed files are indexed in the overlay, in the background, and a
+				// new index is built once it is full; then the rule of a walk holds.
+				if !view.o.isFull() {
+					unindexed = 0
+				}
 				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), unindexed)
 				break
 			}
@@ -164,6 +172,10 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 			}
 		}
 		g.plan = planIndex(x, opts.Pattern, opts.IgnoreCase, opts.Multiline)
+		if g.plan != nil && over != nil {
+			g.plan.over = over.view()
+			g.plan.over.plan(g.plan.q)
+		}
 		if err := w.run(root); err != nil {
 			return nil, err
 		}
@@ -294,6 +306,9 @@ func (g *grep) file(id int, j *job) {
 
 // read loads a regular file into the worker's buffer; see readFile.
 func (g *grep) read(w *grepWorker, j *job) ([]byte, time.Time, bool) {
+	if readHook != nil {
+		readHook(j.path)
+	}
 	fd, err := openJob(g.scope, j, os.O_RDONLY)
 	var data []byte
 	var mtime time.Time
@@ -318,6 +333,9 @@ func (g *grep) read(w *grepWorker, j *job) ([]byte, time.Time, bool) {
 	}
 	return data, mtime, true
 }
+
+// readHook, when set, is told of each file a search reads; for tests.
+var readHook func(path string)
 
 var (
 	errNotRegular = errors.New("not a regular file")

@@ -64,6 +64,10 @@ type Indexes struct {
 	wg             sync.WaitGroup
 	// liveAnswers counts the searches answered from a live list.
 	liveAnswers atomic.Int64
+
+	// heldReindex, when set, is called by the goroutine that indexes changed files before
+	// each round (tests hold it).
+	heldReindex func()
 }
 
 // IndexInfo says how big an index is.
@@ -97,6 +101,10 @@ type tree struct {
 	live         *live
 	liveBuilding bool
 	liveErr      error
+	// over indexes the files changed since idx was built; scope is the first search's,
+	// for a rebuild the overlay asks for.
+	over  *overlay
+	scope Scope
 }
 
 // Index is an immutable trigram index of the files under one root. Its posting lists are
@@ -144,25 +152,29 @@ func (s *Indexes) Close() {
 	s.mu.Unlock()
 	for _, l := range lives {
 		l.close()
+		<-l.reindexEnd
 	}
 }
 
 // lookup returns the ready index of root or of a directory above it, or nil, with its
-// live list if it has one.
-func (s *Indexes) lookup(root string) (*Index, *live) {
+// live list if it has one and its overlay.
+func (s *Indexes) lookup(root string) (*Index, *live, *overlay) {
 	if s == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for d := root; ; {
 		if t := s.trees[d]; t != nil {
 			if x := t.idx.Load(); x != nil {
-				return x, t.live
+				if t.over != nil && t.over.base != x {
+					t.over = nil
+				}
+				return x, t.live, t.over
 			}
 		}
 		if d == "/" {
-			return nil, nil
+			return nil, nil, nil
 		}
 		d = parentDir(d)
 	}
@@ -174,7 +186,11 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		return
 	}
 	t.liveBuilding = true
-	held, top := s.heldLive, t.top
+	if t.over == nil || t.over.base != x {
+		t.over = newOverlay(x)
+	}
+	held, top, over, heldRe := s.heldLive, t.top, t.over, s.heldReindex
+	full := func() { s.rebuild(t, x) }
 	s.wg.Go(func() {
 		if held != nil {
 			held()
@@ -182,7 +198,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		// The thread ends with this goroutine, which never unlocks it.
 		runtime.LockOSThread()
 		idleThread()
-		l, err := buildLive(context.Background(), x, top)
+		l, err := buildLive(context.Background(), x, over, top, full, heldRe)
 		s.mu.Lock()
 		t.liveBuilding = false
 		if s.closed || t.idx.Load() != x {
@@ -192,6 +208,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 			s.mu.Unlock()
 			if l != nil {
 				l.close()
+				<-l.reindexEnd
 			}
 			return
 		}
@@ -204,6 +221,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		s.mu.Unlock()
 		if old != nil {
 			old.close()
+			<-old.reindexEnd
 		}
 	})
 }
@@ -222,6 +240,7 @@ func (s *Indexes) dropLive(l *live, err error) {
 	}
 	s.mu.Unlock()
 	l.close()
+	s.wg.Go(func() { <-l.reindexEnd }) // it ends after the batch it reads
 }
 
 func parentDir(p string) string {
@@ -267,6 +286,9 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 	t.searches++
 	if t.top == "" {
 		t.top = f.Top
+	}
+	if t.scope == nil {
+		t.scope = scope
 	}
 	if x := t.idx.Load(); x != nil && t.live == nil && !t.building {
 		s.startLive(t, x)
@@ -423,10 +445,13 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string) (_ *Ind
 	return x, nil
 }
 
-// indexPlan is a search's use of an index: the candidate files of its pattern.
+// indexPlan is a search's use of an index: the candidate files of its pattern, in the
+// base index and in the overlay.
 type indexPlan struct {
 	x         *Index
 	cand      trigram.Bits
+	q         *trigram.Query
+	over      overView
 	pruned    atomic.Int64 // files not read
 	unindexed atomic.Int64 // files read because the index did not hold them fresh
 }
@@ -448,11 +473,12 @@ func planIndex(x *Index, pattern string, ignoreCase, multiline bool) *indexPlan 
 	if err != nil {
 		return nil
 	}
-	cand := x.tri.Candidates(trigram.Plan(re))
+	q := trigram.Plan(re)
+	cand := x.tri.Candidates(q)
 	if cand == nil {
 		return nil
 	}
-	return &indexPlan{x: x, cand: cand}
+	return &indexPlan{x: x, cand: cand, q: q}
 }
 
 // skip reports whether the file of j need not be read: the index holds it as it is now
@@ -463,18 +489,22 @@ func (g *grep) skip(j *job) bool {
 		p.unindexed.Add(1)
 		return false
 	}
-	f, ok := p.x.files[j.path]
-	if !ok {
-		p.unindexed.Add(1)
-		return false
+	// An overlay entry is newer than the base's; each is checked against the file.
+	o, seen := p.over.entry(j.path)
+	f, cand := o.indexedFile, p.over.cand
+	if seen != entrySeen || o.racy {
+		var ok bool
+		if f, ok = p.x.files[j.path]; !ok {
+			p.unindexed.Add(1)
+			return false
+		}
+		cand = p.cand
 	}
-	if p.cand.Has(f.id) {
+	if cand.Has(f.id) {
 		return false
 	}
 	var st unix.Stat_t
-	if unix.Fstatat(j.parent.fd, j.entry.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
-		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size || st.Mtim.Nano() != f.mtime ||
-		st.Ctim.Nano() != f.ctime || st.Ino != f.ino {
+	if unix.Fstatat(j.parent.fd, j.entry.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !sameStat(&st, f) {
 		p.unindexed.Add(1)
 		return false
 	}

@@ -136,7 +136,7 @@ func TestBadSavedIndexRebuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 			ix.Wait()
-			if got, _ := ix.lookup(root); got == nil || got.Files() != x.Files() {
+			if got, _, _ := ix.lookup(root); got == nil || got.Files() != x.Files() {
 				t.Fatal("no index built again")
 			}
 			if _, err := loadIndex(cache, root); err != nil {

@@ -14,14 +14,15 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mjkoo/boris/internal/search/trigram"
 )
 
 var (
-	errNoEvents      = errors.New("no file events on this system or filesystem")
-	errWatchLimit    = errors.New("out of inotify watches (fs.inotify.max_user_watches)")
-	errOverflow      = errors.New("file events overflowed")
-	errIgnoreChanged = errors.New("an ignore file changed")
-	errClosed        = errors.New("closed")
+	errNoEvents   = errors.New("no file events on this system or filesystem")
+	errWatchLimit = errors.New("out of inotify watches (fs.inotify.max_user_watches)")
+	errOverflow   = errors.New("file events overflowed")
+	errClosed     = errors.New("closed")
 )
 
 // maxWatches, when above 0, is a limit on one watcher's watches below the system's; for
@@ -42,12 +43,14 @@ type event struct {
 // so that a search learns which files to read without walking the tree. It holds what a
 // walk with hidden files and the ignore files read at build time would enter (not .git,
 // not node_modules), and which files changed since their index entry was made: those are
-// read by every search until the next build.
+// read by every search until a background goroutine has indexed them again in the
+// overlay (or the next build).
 //
 // The events queued are applied by a goroutine as they come and by every search before
-// it starts, so a search sees every change made before it started. An event it cannot
-// follow (a lost event, an ignore file changed, no watch left) breaks the list: searches
-// walk again until a new list is built in the background.
+// it starts, so a search sees every change made before it started. A directory one of
+// whose ignore files changed is listed again with all below it. An event it cannot
+// follow (a lost event, no watch left) breaks the list: searches walk again until a new
+// list is built in the background.
 type live struct {
 	root string
 	x    *Index
@@ -57,13 +60,24 @@ type live struct {
 	mu     sync.Mutex
 	dirs   map[string]*liveDir
 	byWD   map[int]*liveDir
-	dirty  map[string]struct{} // files whose index entry may be stale
+	dirty  map[string]struct{} // files whose index entry (base or overlay) may be stale
 	shared bool                // dirty is held by a search: copy before writing
-	gen    uint64              // bumped whenever a directory's entries change
-	lists  map[listKey]*liveList
-	broken error // set once the list cannot be trusted
-	closed bool
-	done   chan struct{} // closed when the event goroutine has ended
+	// marks holds, for each file of dirty, the event count when it was last marked: a file
+	// read in the background is indexed only if no event marked it since.
+	marks      map[string]uint64
+	seq        uint64
+	tried      map[string]uint64 // files that cannot be indexed, as of their mark
+	caughtUp   uint64            // seq when the background goroutine last found nothing to do
+	idle       *sync.Cond        // on mu: broadcast when caughtUp grows or the list ends
+	over       *overlay
+	kick       chan struct{}
+	full       func() // called when the overlay takes no more
+	gen        uint64 // bumped whenever a directory's entries change
+	lists      map[listKey]*liveList
+	broken     error // set once the list cannot be trusted
+	closed     bool
+	done       chan struct{} // closed when the event goroutine has ended
+	reindexEnd chan struct{} // closed when the goroutine that indexes changed files has ended
 }
 
 // liveDir is one directory as last listed.
@@ -74,6 +88,8 @@ type liveDir struct {
 	unreadable bool
 	ign        *ignoreChain      // the build's rules in force in it
 	ignData    map[string][]byte // its ignore files
+	// rulesChanged says an ignore file of it changed: it is listed again with all below.
+	rulesChanged bool
 }
 
 // liveFile is a file a search with given filters visits.
@@ -114,13 +130,17 @@ func (allScope) Open(name string, flag int) (*os.File, error) { return os.OpenFi
 // buildLive lists and watches every directory of the tree x indexes, and marks the files
 // whose size, times or inode differ from their index entry. Each directory is watched
 // before it is listed, so no change after the listing goes unseen.
-func buildLive(ctx context.Context, x *Index, top string) (*live, error) {
+func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, held func()) (*live, error) {
 	w, err := newWatcher(x.root)
 	if err != nil {
 		return nil, err
 	}
 	l := &live{root: x.root, x: x, w: w, dirs: map[string]*liveDir{}, byWD: map[int]*liveDir{},
-		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{})}
+		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{}),
+		reindexEnd: make(chan struct{}),
+		marks:      map[string]uint64{}, tried: map[string]uint64{},
+		over: over, kick: make(chan struct{}, 1), full: full}
+	l.idle = sync.NewCond(&l.mu)
 	l.walk, err = newWalker(ctx, x.root, allScope{}, &Filter{Hidden: true, Top: top}, nil)
 	if err == nil {
 		err = l.addDir(x.root, l.walk.parentRules(x.root))
@@ -133,6 +153,8 @@ func buildLive(ctx context.Context, x *Index, top string) (*live, error) {
 		return nil, err
 	}
 	go l.follow()
+	go l.reindexLoop(held)
+	l.kickReindex()
 	return l, nil
 }
 
@@ -147,17 +169,26 @@ func (l *live) follow() {
 		}
 		stop := l.closed || l.broken != nil
 		l.closed = stop // no one uses the watcher once this goroutine ends
+		if stop {
+			l.idle.Broadcast()
+		}
+		more := len(l.dirty) > 0
 		l.mu.Unlock()
 		if stop {
 			return
 		}
+		if more {
+			l.kickReindex()
+		}
 	}
 	l.mu.Lock()
 	l.closed = true
+	l.idle.Broadcast()
 	l.mu.Unlock()
 }
 
-// close stops the event goroutine and waits for it to release the watcher.
+// close stops the event goroutine and waits for it to release the watcher. The goroutine
+// that indexes changed files ends after the batch it reads (see l.reindexEnd).
 func (l *live) close() {
 	l.mu.Lock()
 	l.closed = true
@@ -226,21 +257,29 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 	return nil
 }
 
-// check marks the file name of the open directory dirfd dirty unless it is as indexed.
+// check marks the file name of the open directory dirfd dirty unless it is as indexed,
+// in the overlay or else in the base index. A file neither holds (new, or changed too
+// recently when the index was built) is marked too, to be indexed in the overlay.
 func (l *live) check(dirfd int, path, name string) {
-	f, ok := l.x.files[path]
-	if !ok {
-		return
+	v := l.over.view()
+	o, seen := v.entry(path)
+	f := o.indexedFile
+	if seen != entrySeen || o.racy {
+		var ok bool
+		if f, ok = l.x.files[path]; !ok {
+			l.markDirty(path)
+			return
+		}
 	}
 	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
-		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size || st.Mtim.Nano() != f.mtime ||
-		st.Ctim.Nano() != f.ctime || st.Ino != f.ino {
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !sameStat(&st, f) {
 		l.markDirty(path)
 	}
 }
 
 func (l *live) markDirty(path string) {
+	l.seq++
+	l.marks[path] = l.seq
 	if _, ok := l.dirty[path]; ok {
 		return
 	}
@@ -310,6 +349,15 @@ func (l *live) applyLocked() {
 	for _, d := range pending {
 		if l.dirs[d.path] != d {
 			continue // removed meanwhile
+		}
+		if d.rulesChanged {
+			// What is ignored below it changed: list it again whole, with its rules.
+			d.rulesChanged = false
+			l.gen++
+			clear(l.lists)
+			l.removeDir(d)
+			again = append(again, d)
+			continue
 		}
 		entries, fd := listDir(d.path)
 		if fd >= 0 {
@@ -383,12 +431,12 @@ func (l *live) handle(ev event, pending *[]*liveDir) {
 			relist(d)
 		}
 	default:
-		if slices.Contains(ignoreFiles, ev.name) {
-			l.broken = errIgnoreChanged
-			return
-		}
 		p := joinPath(d.path, ev.name)
 		l.markDirty(p)
+		if slices.Contains(ignoreFiles, ev.name) {
+			d.rulesChanged = true
+			relist(d)
+		}
 		if ev.entries {
 			relist(d)
 			if c := l.dirs[p]; c != nil {
@@ -427,7 +475,7 @@ func sameEntries(a, b []fs.DirEntry) bool {
 // list returns the files a walk of the directory start with w's filters would visit,
 // and the files that changed since they were indexed (not to be written to), after
 // applying the events queued; false when the live tree cannot say.
-func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string]struct{}, error) {
+func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string]struct{}, overView, error) {
 	// The ignore files above start are read as a walk reads them; a change in them
 	// makes a new list.
 	var rules maphash.Hash
@@ -441,18 +489,48 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil, nil, errClosed
+		return nil, nil, overView{}, errClosed
 	}
 	l.applyLocked()
 	if l.broken != nil {
-		return nil, nil, l.broken
+		return nil, nil, overView{}, l.broken
+	}
+	if len(l.dirty) > 0 {
+		l.kickReindex()
 	}
 	l.shared = true
+	// The overlay's entries are taken with the changed files, so that an entry made
+	// later is known to be for one of them.
+	over := l.over.view()
 	if ll := l.lists[key]; ll != nil && sameScope(ll.scope, scope) {
-		return ll, l.dirty, nil
+		return ll, l.dirty, over, nil
 	}
 	ll := &liveList{scope: scope}
-	links := false
+	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job) {
+		f := liveFile{path: nj.path, open: nj.open}
+		if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
+			f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
+		}
+		ll.files = append(ll.files, f)
+	})
+	if !ok {
+		return nil, nil, overView{}, errNotListed
+	}
+	ll.sk = w.snapshot()
+	if !links && canCompare(scope) {
+		if len(l.lists) >= 4 {
+			clear(l.lists)
+		}
+		l.lists[key] = ll
+	}
+	return ll, l.dirty, over, nil
+}
+
+// visitLocked calls file for each file and dir (if not nil) for each directory a walk of
+// the directory start with w's filters, and chain the rules above start, would visit, and
+// counts in w what the walk would count; links says whether the list held a symlink, ok
+// false that a directory the walk enters is not in the list. l.mu is held.
+func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir, file func(nj *job)) (links, ok bool) {
 	var walk func(d *liveDir, ign *ignoreChain) bool
 	walk = func(d *liveDir, ign *ignoreChain) bool {
 		if d.unreadable {
@@ -476,35 +554,51 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 			nj, ok := w.entryJob(nil, d.path, e, ign)
 			switch {
 			case !ok:
-			case nj.dir && nj.open != "":
-				w.symlinks.Add(1)
 			case nj.dir:
+				if dir != nil {
+					dir(&nj)
+				}
+				if nj.open != "" {
+					w.symlinks.Add(1) // a linked directory is listed, not entered
+					continue
+				}
 				c := l.dirs[nj.path]
 				if c == nil || !walk(c, ign) {
 					return false
 				}
 			default:
-				f := liveFile{path: nj.path, open: nj.open}
-				if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
-					f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
-				}
-				ll.files = append(ll.files, f)
+				file(&nj)
 			}
 		}
 		return true
 	}
 	d := l.dirs[start]
-	if d == nil || !walk(d, chain) {
-		return nil, nil, errNotListed
+	return links, d != nil && walk(d, chain)
+}
+
+// find returns the entries a walk of the directory start with w's filters would visit,
+// in the order it may visit them, after applying the events queued; an error when the
+// live list cannot say.
+func (l *live) find(w *walker, start string) ([]job, error) {
+	var chain *ignoreChain
+	if !w.filter.NoIgnore {
+		chain = w.parentRules(start)
 	}
-	ll.sk = w.snapshot()
-	if !links && canCompare(scope) {
-		if len(l.lists) >= 4 {
-			clear(l.lists)
-		}
-		l.lists[key] = ll
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errClosed
 	}
-	return ll, l.dirty, nil
+	l.applyLocked()
+	if l.broken != nil {
+		return nil, l.broken
+	}
+	var jobs []job
+	add := func(nj *job) { jobs = append(jobs, *nj) }
+	if _, ok := l.visitLocked(w, start, chain, add, add); !ok {
+		return nil, errNotListed
+	}
+	return jobs, nil
 }
 
 // mustWalker returns a walker for filters newWalker has already accepted.
@@ -537,32 +631,43 @@ func sameScope(a, b Scope) (same bool) {
 	return a == b
 }
 
-// grepLive searches the files of list: those the index holds as they are and rules out
-// are counted as read, the others are read. It returns how many were read because the
-// index did not hold them.
-func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, plan *indexPlan) (int, error) {
+// grepLive searches the files of list: those the index (its overlay, or else the base
+// index) holds as they are and rules out are counted as read, the others are read. It
+// returns how many were read because the index did not hold them.
+func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, over overView, plan *indexPlan) (int, error) {
 	var read []int
 	unindexed := 0
+	var cand trigram.Bits
+	if plan != nil {
+		cand = plan.cand
+	}
 	for i := range ll.files {
 		f := &ll.files[i]
-		fresh := f.held
-		if fresh && len(dirty) > 0 {
-			_, stale := dirty[f.path]
-			fresh = !stale
+		_, stale := dirty[f.path]
+		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary}, f.held && !stale, cand
+		if !stale && f.open == "" && over.ids > 0 {
+			// An overlay entry is newer than the base's; one made after the list of
+			// changed files was taken is for a file in it.
+			switch o, seen := over.entry(f.path); seen {
+			case entrySeen:
+				e, fresh, c = o.indexedFile, true, over.cand
+			case entryTooNew:
+				fresh = false
+			}
 		}
 		if !fresh {
 			unindexed++
 		}
-		if plan == nil || !fresh || plan.cand.Has(f.id) {
+		if plan == nil || !fresh || c.Has(e.id) {
 			read = append(read, i)
 			continue
 		}
-		if g.opts.MaxFileSize > 0 && f.size > g.opts.MaxFileSize {
+		if g.opts.MaxFileSize > 0 && e.size > g.opts.MaxFileSize {
 			g.tooLarge.Add(1)
 			continue
 		}
 		g.searched.Add(1)
-		if f.binary {
+		if e.binary {
 			g.binary.Add(1)
 		}
 	}

@@ -327,3 +327,63 @@ func TestLiveWatchLimitWalks(t *testing.T) {
 		t.Fatalf("%d builds of the live list, want 1", builds)
 	}
 }
+
+// TestLiveIgnoreChangeRelists: an ignore file created, changed or deleted, at the top or
+// below, has its directory listed again, and the next search is answered from the live
+// list, as a scan answers it.
+func TestLiveIgnoreChangeRelists(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	if err := os.MkdirAll(filepath.Join(root, "d2/sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("d2/sub/g%d.txt", i)), []byte("rareIdent\n"), 0o644)
+	}
+	ix := &Indexes{MinFiles: 20}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	l := ix.liveOf(root)
+	steps := []struct{ file, data string }{
+		{"d2/.gitignore", "g1.txt\n"},
+		{".gitignore", "sub/\n"},
+		{"d2/.gitignore", "g2.txt\n!sub/\n"},
+		{".gitignore", ""},
+		{"d2/sub/.ignore", "g3.txt\n"},
+		{"d2/.gitignore", "-"},
+		{"d2/sub/.ignore", "-"},
+	}
+	for _, s := range steps {
+		p := filepath.Join(root, s.file)
+		if s.data == "-" {
+			os.Remove(p)
+		} else if err := os.WriteFile(p, []byte(s.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, hidden := range []bool{false, true} {
+			q := q
+			q.Hidden, q.Indexes = hidden, nil
+			want, err := Grep(t.Context(), openScope{}, root, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Indexes = ix
+			got, err := Grep(t.Context(), openScope{}, root, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Live {
+				t.Fatalf("after %s = %q: %+v, want an answer from the live list", s.file, s.data, got)
+			}
+			sameAs(t, s.file+" = "+s.data, got, want)
+		}
+		if ix.liveOf(root) != l {
+			t.Fatalf("after %s = %q: the live list was built again", s.file, s.data)
+		}
+	}
+}

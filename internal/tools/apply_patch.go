@@ -66,6 +66,9 @@ func (h *handlers) applyPatch(ctx context.Context, req *mcp.CallToolRequest, in 
 	var b strings.Builder
 	b.WriteString("Success. Updated the following files:\n")
 	for _, f := range done {
+		if f.Kind != files.OpDelete {
+			h.Indexes.Wrote(f.Abs) // the next grep need not read it
+		}
 		fmt.Fprintf(&b, "%c %s\n", "ADM"[f.Kind], f.Path)
 	}
 	for _, f := range done {

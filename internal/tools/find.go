@@ -74,6 +74,7 @@ func (h *handlers) find(ctx context.Context, req *mcp.CallToolRequest, in FindAr
 		Pattern: pattern,
 		Type:    kind,
 		Keep:    p.keep(),
+		Indexes: h.Indexes,
 	})
 	if err != nil {
 		return nil, nil, h.searchError(err)

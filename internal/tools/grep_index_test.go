@@ -145,3 +145,64 @@ func TestGrepFreshAfterEdits(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepIndexesOwnEdits: a file Boris's edit tools write is indexed again at once, so
+// the grep that follows the edit need not read it: it says it was answered from the whole
+// index, not a partial one, and gives what a server without indexes gives.
+func TestGrepIndexesOwnEdits(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.StructuredOutput = false
+	cfg.CacheDir = t.TempDir()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d%d/f%02d.go", i%3, i)] = "package x\n"
+	}
+	writeTree(t, cfg.Workdir, files)
+	root, err := filepath.EvalSymlinks(cfg.Workdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := search.BuildIndex(t.Context(), openScope{}, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Save(cfg.CacheDir); err != nil {
+		t.Fatal(err)
+	}
+	off := cfg
+	off.NoSearchIndex = true
+	plain, _ := connect(t, off, nil)
+	cs, _ := connect(t, cfg, nil)
+	whole := regexp.MustCompile(`\n\(from the search index, kept fresh by file events[^\n]*\)$`)
+	args := map[string]any{"pattern": "rare(Ident|Edit)", "output_mode": "content"}
+	// The saved index loads, its live list is built and the files it does not hold are
+	// indexed again, in the background; until then each grep reads some files.
+	for got := ""; !whole.MatchString(got); {
+		if t.Context().Err() != nil {
+			t.Fatalf("no grep was answered from the whole index: %s", got)
+		}
+		got = textOf(call(t, cs, "grep", args))
+	}
+	steps := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"view", map[string]any{"path": "d2/f05.go"}},
+		{"str_replace", map[string]any{"path": "d2/f05.go", "old_str": "package x", "new_str": "package y"}},
+		{"create_file", map[string]any{"path": "d1/new.go", "content": "package x\nfunc rareIdent() {}\n"}},
+		{"view", map[string]any{"path": "d0/f03.go"}},
+		{"str_replace", map[string]any{"path": "d0/f03.go", "old_str": "package x", "new_str": "package rareEdit"}},
+	}
+	for _, s := range steps {
+		if res := call(t, cs, s.tool, s.args); res.IsError {
+			t.Fatalf("%s: %s", s.tool, textOf(res))
+		}
+		if s.tool == "view" {
+			continue
+		}
+		want, got := textOf(call(t, plain, "grep", args)), textOf(call(t, cs, "grep", args))
+		if !whole.MatchString(got) || whole.ReplaceAllString(got, "") != want {
+			t.Fatalf("grep after %s %v:\n%s\nwant, from the whole index,\n%s", s.tool, s.args, got, want)
+		}
+	}
+}

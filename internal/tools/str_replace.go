@@ -121,6 +121,7 @@ func (h *handlers) editOptions(sess *session.Session, abs string) files.EditOpti
 // wrote records a successful write of content to abs: the model now knows the file as it
 // is, and in compat mode the edit can be undone.
 func (h *handlers) wrote(sess *session.Session, abs string, old []byte, existed bool, content []byte) {
+	h.Indexes.Wrote(abs) // the next grep need not read it
 	sess.MarkSeen(abs, files.ContentDigest(content))
 	sess.Remember(abs, content)
 	if h.Config.AnthropicCompat {
