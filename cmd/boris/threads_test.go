@@ -52,9 +52,10 @@ func TestReserveThreads(t *testing.T) {
 	held.Wait()
 	during := threads(t)
 	release.Done()
-	// A thread or two may still be made, for the runtime's own use or when every idle one
-	// is busy looking for work at that moment; without the reserve, there are n/2 more.
-	if during > reserved+2 {
+	// A few threads may still be made, for the runtime's own use, when every idle one is
+	// busy looking for work at that moment, or for a goroutine an earlier test left
+	// blocked in a system call; without the reserve, there are n/2 more.
+	if during >= reserved+n/4 {
 		t.Errorf("%d threads while the reserve was in use, %d after reserving: new ones were made", during, reserved)
 	}
 }
