@@ -454,7 +454,14 @@ func (p *Process) Stop() {
 			}
 			return group || family || len(escaped) > 0
 		}
-		p.hangUp()
+		if p.hangUp() {
+			// A shell that catches SIGHUP (to run an exit trap) ends by the last signal its
+			// handler saw: a SIGTERM right behind the hang-up would be the one reported.
+			select {
+			case <-p.exited:
+			case <-time.After(min(p.grace, 500*time.Millisecond)):
+			}
+		}
 		if !signal(syscall.SIGTERM) {
 			return
 		}
