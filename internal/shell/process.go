@@ -455,11 +455,12 @@ func (p *Process) Stop() {
 			return group || family || len(escaped) > 0
 		}
 		if p.hangUp() {
-			// A shell that catches SIGHUP (to run an exit trap) ends by the last signal its
-			// handler saw: a SIGTERM right behind the hang-up would be the one reported.
+			// A shell that catches SIGHUP (to run its exit trap) ends by the last signal its
+			// handler saw: a SIGTERM that lands while the trap runs, on a loaded host even
+			// a few hundred milliseconds later, would be the one reported.
 			select {
 			case <-p.exited:
-			case <-time.After(min(p.grace, 500*time.Millisecond)):
+			case <-time.After(min(p.grace, 2*time.Second)):
 			}
 		}
 		if !signal(syscall.SIGTERM) {
