@@ -454,15 +454,7 @@ func (p *Process) Stop() {
 			}
 			return group || family || len(escaped) > 0
 		}
-		if p.hangUp() {
-			// A shell that catches SIGHUP (to run its exit trap) ends by the last signal its
-			// handler saw: a SIGTERM that lands while the trap runs, on a loaded host even
-			// a few hundred milliseconds later, would be the one reported.
-			select {
-			case <-p.exited:
-			case <-time.After(min(p.grace, 2*time.Second)):
-			}
-		}
+		p.hangUp()
 		if !signal(syscall.SIGTERM) {
 			return
 		}

@@ -115,14 +115,13 @@ func (p *Process) FlushTTY() bool {
 }
 
 // hangUp sends SIGHUP where a terminal's hang-up would: a shell reading a terminal
-// ignores SIGTERM, and ends on SIGHUP. It reports whether the command has a terminal.
-func (p *Process) hangUp() bool {
+// ignores SIGTERM, and ends on SIGHUP.
+func (p *Process) hangUp() {
 	if p.tty == nil {
-		return false
+		return
 	}
 	if p.alive() {
 		_ = syscall.Kill(-p.pgid, syscall.SIGHUP)
 	}
 	p.fam.signal(syscall.SIGHUP)
-	return true
 }
