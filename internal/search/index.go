@@ -317,25 +317,37 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 			if held != nil {
 				held()
 			}
-			x, err = buildIndex(context.Background(), scope, root, top, dir)
-			if err == nil && dir != "" {
-				_ = x.Save(dir) // a cache: without it, the next process builds again
-			}
+			x, err = buildSaved(scope, root, top, dir)
 		}
-		s.mu.Lock()
-		t.building = false
-		if err == nil {
-			t.idx.Store(x)
-			t.liveErr = nil
-			s.startLive(t, x)
-		}
-		s.mu.Unlock()
-		if err == nil && onReady != nil {
-			info := x.Info()
-			info.Loaded, info.Took = loaded, time.Since(start)
-			onReady(info)
-		}
+		s.built(t, x, err, loaded, start, onReady)
 	})
+}
+
+// buildSaved builds the index of root, in dir when set, and saves it there.
+func buildSaved(scope Scope, root, top, dir string) (*Index, error) {
+	x, err := buildIndex(context.Background(), scope, root, top, dir)
+	if err == nil && dir != "" {
+		_ = x.Save(dir) // a cache: without it, the next process builds again
+	}
+	return x, err
+}
+
+// built makes x, loaded or built since start, t's index, unless err says there is none,
+// and tells onReady.
+func (s *Indexes) built(t *tree, x *Index, err error, loaded bool, start time.Time, onReady func(IndexInfo)) {
+	s.mu.Lock()
+	t.building = false
+	if err == nil {
+		t.idx.Store(x)
+		t.liveErr = nil
+		s.startLive(t, x)
+	}
+	s.mu.Unlock()
+	if err == nil && onReady != nil {
+		info := x.Info()
+		info.Loaded, info.Took = loaded, time.Since(start)
+		onReady(info)
+	}
 }
 
 // BuildIndex indexes the files under root a search with default filters and hidden files

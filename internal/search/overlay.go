@@ -2,7 +2,6 @@ package search
 
 import (
 	"bytes"
-	"context"
 	"maps"
 	"runtime"
 	"strings"
@@ -354,22 +353,7 @@ func (s *Indexes) rebuild(t *tree, x *Index) {
 			held()
 		}
 		start := time.Now()
-		nx, err := BuildIndex(context.Background(), scope, x.root, t.top)
-		if err == nil && dir != "" {
-			_ = nx.Save(dir)
-		}
-		s.mu.Lock()
-		t.building = false
-		if err == nil {
-			t.idx.Store(nx)
-			t.liveErr = nil
-			s.startLive(t, nx)
-		}
-		s.mu.Unlock()
-		if err == nil && onReady != nil {
-			info := nx.Info()
-			info.Took = time.Since(start)
-			onReady(info)
-		}
+		nx, err := buildSaved(scope, x.root, t.top, dir)
+		s.built(t, nx, err, false, start, onReady)
 	})
 }
