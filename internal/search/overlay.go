@@ -347,13 +347,13 @@ func (s *Indexes) rebuild(t *tree, x *Index) {
 		return
 	}
 	t.building = true
-	held, dir, onReady, scope := s.held, s.Dir, s.OnReady, t.scope
+	held, dir, onReady, scope, top := s.held, s.Dir, s.OnReady, t.scope, t.top
 	s.wg.Go(func() {
 		if held != nil {
 			held()
 		}
 		start := time.Now()
-		nx, err := buildSaved(scope, x.root, t.top, dir)
+		nx, err := buildSaved(scope, x.root, top, dir)
 		s.built(t, nx, err, false, start, onReady)
 	})
 }
