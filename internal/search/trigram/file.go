@@ -14,7 +14,7 @@ import (
 )
 
 // Format is the version of the file [Writer] writes; a file of another format is not read.
-const Format = 2
+const Format = 3
 
 // An index file is:
 //

@@ -9,28 +9,13 @@ import (
 	"sync"
 )
 
-// Trigram is three bytes, ASCII letters folded to lower case, packed into 24 bits.
+// Trigram is three bytes, as they are (case and all), packed into 24 bits.
 type Trigram uint32
-
-func fold(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
-}
 
 // Seen is a set of trigrams, for finding the distinct trigrams of one file at a time
 // without a map: 2 MiB, of which only the bits set are cleared again. Not safe for
 // concurrent use; the zero value is ready.
 type Seen struct{ bits *[1 << 24 / 64]uint64 }
-
-// lower folds ASCII letters to lower case.
-var lower = func() (t [256]byte) {
-	for i := range t {
-		t[i] = fold(byte(i))
-	}
-	return t
-}()
 
 // Distinct appends the distinct trigrams of data to buf[:0], in the order they first
 // occur, and returns it; ok is false when there are more than max of them (max <= 0: no
@@ -44,9 +29,9 @@ func (s *Seen) Distinct(data []byte, buf []Trigram, max int) (tris []Trigram, ok
 		s.bits = new([1 << 24 / 64]uint64)
 	}
 	bits := s.bits
-	t := uint32(lower[data[0]])<<8 | uint32(lower[data[1]])
+	t := uint32(data[0])<<8 | uint32(data[1])
 	for _, b := range data[2:] {
-		t = (t<<8 | uint32(lower[b])) & 0xFFFFFF
+		t = (t<<8 | uint32(b)) & 0xFFFFFF
 		w, m := t/64, uint64(1)<<(t%64)
 		if bits[w]&m == 0 {
 			bits[w] |= m

@@ -281,7 +281,7 @@ func TestDistinct(t *testing.T) {
 		want := map[Trigram]bool{}
 		var order []Trigram
 		for i := 0; i+3 <= len(data); i++ {
-			tri := Trigram(fold(data[i]))<<16 | Trigram(fold(data[i+1]))<<8 | Trigram(fold(data[i+2]))
+			tri := Trigram(data[i])<<16 | Trigram(data[i+1])<<8 | Trigram(data[i+2])
 			if !want[tri] {
 				want[tri] = true
 				order = append(order, tri)

@@ -57,14 +57,30 @@ const (
 )
 
 // Plan returns the query a file must satisfy to hold a match of re: sound (never leaves
-// out a file that matches), not exact. Bytes are compared with ASCII letters folded; a
-// case-folded rune outside ASCII, or with a fold outside ASCII (k, s), is not relied on.
+// out a file that matches), not exact. Trigrams are exact bytes: a case-folded ASCII
+// letter asks for a trigram with either case of it; a case-folded rune outside ASCII, or
+// with a fold outside ASCII (k, s), is not relied on.
 func Plan(re *syntax.Regexp) *Query {
 	return analyze(re.Simplify()).query()
 }
 
+// The strings planning tracks stand for an ASCII letter of either case by a control byte,
+// anyCase('a') = 0x01 … anyCase('z') = 0x1a; a pattern's own bytes in that range are not
+// relied on.
+func anyCase(lower byte) byte { return lower - 'a' + 1 }
+
+func isAnyCase(b byte) bool { return 1 <= b && b <= 26 }
+
+// cases returns the bytes b stands for: both cases of a letter for an anyCase byte.
+func cases(b byte) []byte {
+	if isAnyCase(b) {
+		return []byte{'a' + b - 1, 'A' + b - 1}
+	}
+	return []byte{b}
+}
+
 // info is what is known about the strings a subexpression matches: exactly the set exact
-// (folded), or, when exact is nil, at least q.
+// (with anyCase bytes), or, when exact is nil, at least q.
 type info struct {
 	exact []string
 	q     *Query
@@ -97,12 +113,37 @@ func exactQuery(set []string) *Query {
 	return or
 }
 
+// stringQuery asks for every trigram of s; one with anyCase bytes, for one of its case
+// variants.
 func stringQuery(s string) *Query {
 	if len(s) < 3 {
 		return anything
 	}
-	tris, _ := Of([]byte(s), nil, 0)
-	return &Query{Op: And, Tri: tris}
+	q := &Query{Op: And}
+	seen := map[string]bool{}
+	for i := 0; i+3 <= len(s); i++ {
+		w := s[i : i+3]
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if !isAnyCase(w[0]) && !isAnyCase(w[1]) && !isAnyCase(w[2]) {
+			q.Tri = append(q.Tri, Trigram(w[0])<<16|Trigram(w[1])<<8|Trigram(w[2]))
+			continue
+		}
+		or := &Query{Op: Or}
+		for _, a := range cases(w[0]) {
+			for _, b := range cases(w[1]) {
+				for _, c := range cases(w[2]) {
+					or.Tri = append(or.Tri, Trigram(a)<<16|Trigram(b)<<8|Trigram(c))
+				}
+			}
+		}
+		slices.Sort(or.Tri)
+		q.Sub = append(q.Sub, or)
+	}
+	slices.Sort(q.Tri)
+	return q
 }
 
 func and(a, b *Query) *Query {
@@ -169,26 +210,32 @@ func analyze(re *syntax.Regexp) info {
 	return info{q: anything} // any character, any byte
 }
 
-// literal is a run of runes; a folded rune whose case variants leave ASCII breaks it.
+// literal is a run of runes; a folded rune whose case variants leave ASCII breaks it, as
+// does a control byte that stands for a letter of either case.
 func literal(runes []rune, foldCase bool) info {
 	acc := info{exact: []string{""}}
 	var b strings.Builder
 	for _, r := range runes {
 		// U+FFFD also matches a byte that is not UTF-8.
-		if foldCase && !asciiFold(r) || r == utf8.RuneError {
+		if foldCase && !asciiFold(r) || r == utf8.RuneError || r < utf8.RuneSelf && isAnyCase(byte(r)) {
 			acc = concat(acc, info{exact: []string{b.String()}})
 			acc = concat(acc, info{q: anything})
 			b.Reset()
 			continue
 		}
-		if r < utf8.RuneSelf {
-			b.WriteByte(fold(byte(r)))
-		} else {
+		switch {
+		case foldCase && isLetter(r):
+			b.WriteByte(anyCase(byte(unicode.ToLower(r))))
+		case r < utf8.RuneSelf:
+			b.WriteByte(byte(r))
+		default:
 			b.WriteRune(r)
 		}
 	}
 	return concat(acc, info{exact: []string{b.String()}})
 }
+
+func isLetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }
 
 // asciiFold reports whether r and every rune it folds to are ASCII.
 func asciiFold(r rune) bool {
@@ -203,25 +250,40 @@ func asciiFold(r rune) bool {
 	return true
 }
 
+// class is a set of runes, at most maxClass once each letter present in both cases is
+// counted once; one with a control byte that stands for a letter of either case is not
+// relied on.
 func class(ranges []rune) info {
-	var set []string
+	var runes []rune
 	for i := 0; i+1 < len(ranges); i += 2 {
-		if int(ranges[i+1]-ranges[i]) >= maxClass || ranges[i] <= utf8.RuneError && utf8.RuneError <= ranges[i+1] {
+		lo, hi := ranges[i], ranges[i+1]
+		if int(hi-lo) >= 2*maxClass || lo <= utf8.RuneError && utf8.RuneError <= hi || lo <= 26 && hi >= 1 {
 			return info{q: anything}
 		}
-		for r := ranges[i]; r <= ranges[i+1]; r++ {
-			s := string(r)
-			if r < utf8.RuneSelf {
-				s = string(rune(fold(byte(r))))
-			}
-			set = append(set, s)
-			if len(set) > maxClass {
+		for r := lo; r <= hi; r++ {
+			runes = append(runes, r)
+			if len(runes) > 2*maxClass {
 				return info{q: anything}
 			}
 		}
 	}
+	var set []string
+	for _, r := range runes {
+		switch {
+		case !isLetter(r):
+			set = append(set, string(r))
+		case slices.Contains(runes, r^0x20): // the other case is there too
+			set = append(set, string(rune(anyCase(byte(unicode.ToLower(r))))))
+		default:
+			set = append(set, string(rune(r)))
+		}
+	}
 	slices.Sort(set)
-	return info{exact: slices.Compact(set)}
+	set = slices.Compact(set)
+	if len(set) > maxClass {
+		return info{q: anything}
+	}
+	return info{exact: set}
 }
 
 func concat(a, b info) info {

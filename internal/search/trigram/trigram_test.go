@@ -11,12 +11,17 @@ import (
 func TestPlan(t *testing.T) {
 	for _, tc := range []struct{ re, want string }{
 		{`hello`, `"ell" "hel" "llo"`},
-		{`(?i)HeLLo`, `"ell" "hel" "llo"`},
+		{`HeLLo`, `"HeL" "LLo" "eLL"`},
+		{`(?i)HeLLo`, `("HEL"|"HEl"|"HeL"|"Hel"|"hEL"|"hEl"|"heL"|"hel") ("ELL"|"ELl"|"ElL"|"Ell"|"eLL"|"eLl"|"elL"|"ell") ("LLO"|"LLo"|"LlO"|"Llo"|"lLO"|"lLo"|"llO"|"llo")`},
+		{`(?i)a1_`, `("A1_"|"a1_")`},
+		{`[aA]bc`, `("Abc"|"abc")`},
+		{`x(?i:[a-c])yz`, `(("xAy"|"xay") ("Ayz"|"ayz"))|(("xBy"|"xby") ("Byz"|"byz"))|(("xCy"|"xcy") ("Cyz"|"cyz"))`},
+		{"ab\x01cde", `"cde"`},
 		{`\w+`, `+`},
 		{`foo|bar`, `("bar")|("foo")`},
 		{`ab`, `+`},
 		{`abc.*xyz`, `("abc") ("xyz")`},
-		{`(?i)kind`, `"ind"`},
+		{`(?i)kind`, `("IND"|"INd"|"InD"|"Ind"|"iND"|"iNd"|"inD"|"ind")`},
 		{`ba[rz]`, `("bar")|("baz")`},
 	} {
 		re, err := syntax.Parse(tc.re, syntax.Perl)
@@ -33,7 +38,7 @@ func TestPlan(t *testing.T) {
 // match of a random pattern is a candidate, and that selective patterns do narrow.
 func TestCandidatesDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	alpha := []string{"a", "b", "c", "A", "B", "k", "K", "\u212a", "s", "S", "\u017f", "\xff", "\n", " ", "é", "É"}
+	alpha := []string{"a", "b", "c", "A", "B", "C", "k", "K", "\u212a", "s", "S", "\u017f", "\xff", "\n", " ", "é", "É", "\x01", "\x02"}
 	var files [][]byte
 	for range 300 {
 		var b strings.Builder
@@ -47,7 +52,7 @@ func TestCandidatesDifferential(t *testing.T) {
 		tris, _ := Of(f, nil, 0)
 		x.Add(uint32(id), tris)
 	}
-	atoms := []string{"a", "b", "c", "k", "s", "A", "K", "é", "É", ".", `\w`, `[ab]`, `[a-c]`, `[kK]`, `\x{fffd}`, `[^a]`, " ", "é"}
+	atoms := []string{"a", "b", "c", "k", "s", "A", "B", "K", "é", "É", ".", `\w`, `[ab]`, `[a-c]`, `[aB]`, `[a-cA-C]`, `[kK]`, `\x{fffd}`, `[^a]`, " ", "é", `\x01`, `[\x01-\x03]`, `(?i:ab)`}
 	narrowed := 0
 	for range 3000 {
 		var p strings.Builder
@@ -99,7 +104,7 @@ func TestOfLimit(t *testing.T) {
 		t.Fatal("6 trigrams fit a limit of 3")
 	}
 	tris, ok := Of([]byte("ABCabc"), nil, 0)
-	if !ok || len(tris) != 3 { // abc bca cab, folded
+	if !ok || len(tris) != 4 { // ABC BCa Cab abc: case is kept
 		t.Fatalf("Of = %v %v", tris, ok)
 	}
 }
