@@ -58,6 +58,7 @@ type Entry struct {
 // Find lists the paths under the directory root (a real path the scope allows) that
 // match opts.Pattern.
 func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*FindResult, error) {
+	defer opts.Indexes.begin()()
 	pattern := cleanPattern(opts.Pattern)
 	if pattern == "" {
 		return nil, fmt.Errorf("%w: %v", ErrPattern, errEmptyPattern)

@@ -92,6 +92,7 @@ type Line struct {
 
 // Grep searches the file or directory root (a real path the scope allows).
 func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*GrepResult, error) {
+	defer opts.Indexes.begin()()
 	m, err := compileMatcher(opts.Pattern, opts.IgnoreCase, opts.Multiline)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,50 @@ type Indexes struct {
 	// heldReindex, when set, is called by the goroutine that indexes changed files before
 	// each round (tests hold it).
 	heldReindex func()
+
+	// searching counts the searches under way; a build waits, between files, for none to
+	// be (see yield), so that a search started while a tree is indexed takes the cores.
+	searching   atomic.Int32
+	searchMu    sync.Mutex
+	searchEnded *sync.Cond
+	// paused, when set, is called each time a build waits for searches (tests see it).
+	paused func()
+}
+
+// begin counts a search under way until the function it returns is called.
+func (s *Indexes) begin() (end func()) {
+	if s == nil {
+		return func() {}
+	}
+	s.searching.Add(1)
+	return func() {
+		if s.searching.Add(-1) == 0 {
+			s.searchMu.Lock()
+			if s.searchEnded != nil {
+				s.searchEnded.Broadcast()
+			}
+			s.searchMu.Unlock()
+		}
+	}
+}
+
+// yield waits while a search is under way: a build calls it between files. A search
+// never waits for a build, so this cannot deadlock.
+func (s *Indexes) yield() {
+	if s == nil || s.searching.Load() == 0 {
+		return
+	}
+	if s.paused != nil {
+		s.paused()
+	}
+	s.searchMu.Lock()
+	if s.searchEnded == nil {
+		s.searchEnded = sync.NewCond(&s.searchMu)
+	}
+	for s.searching.Load() > 0 {
+		s.searchEnded.Wait()
+	}
+	s.searchMu.Unlock()
 }
 
 // IndexInfo says how big an index is.
@@ -317,15 +361,16 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 			if held != nil {
 				held()
 			}
-			x, err = buildSaved(scope, root, top, dir)
+			x, err = buildSaved(scope, root, top, dir, s.yield)
 		}
 		s.built(t, x, err, loaded, start, onReady)
 	})
 }
 
-// buildSaved builds the index of root, in dir when set, and saves it there.
-func buildSaved(scope Scope, root, top, dir string) (*Index, error) {
-	x, err := buildIndex(context.Background(), scope, root, top, dir)
+// buildSaved builds the index of root, in dir when set, and saves it there; pause is
+// called between files.
+func buildSaved(scope Scope, root, top, dir string, pause func()) (*Index, error) {
+	x, err := buildIndex(context.Background(), scope, root, top, dir, pause)
 	if err == nil && dir != "" {
 		_ = x.Save(dir) // a cache: without it, the next process builds again
 	}
@@ -354,12 +399,12 @@ func (s *Indexes) built(t *tree, x *Index, err error, loaded bool, start time.Ti
 // would read, on threads at the lowest CPU priority. Its postings are in an unlinked
 // temporary file, mapped.
 func BuildIndex(ctx context.Context, scope Scope, root, top string) (*Index, error) {
-	return buildIndex(ctx, scope, root, top, "")
+	return buildIndex(ctx, scope, root, top, "", nil)
 }
 
 // buildIndex is BuildIndex writing the index file in the cache directory dir, if set, to
-// be renamed into place by Save.
-func buildIndex(ctx context.Context, scope Scope, root, top, dir string) (_ *Index, err error) {
+// be renamed into place by Save, and calling pause, if set, before each file.
+func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause func()) (_ *Index, err error) {
 	file, tmp, err := indexFile(dir)
 	if err != nil {
 		return nil, err
@@ -393,6 +438,9 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string) (_ *Ind
 		}
 		if j.parent == nil || j.open != "" {
 			return // linked files are always read
+		}
+		if pause != nil {
+			pause()
 		}
 		fd, err := openJob(scope, j, unix.O_RDONLY)
 		if err != nil {

@@ -53,7 +53,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 		}()
 		cpu0, start := cpu(), time.Now()
 		sys0 := sys
-		x, err := buildIndex(context.Background(), openScope{}, dir, "", cache)
+		x, err := buildIndex(context.Background(), openScope{}, dir, "", cache, nil)
 		took, cpuTook := time.Since(start), cpu()-cpu0
 		sysTook := sys - sys0
 		close(done)

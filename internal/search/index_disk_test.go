@@ -44,7 +44,7 @@ func TestSavedIndexReloaded(t *testing.T) {
 	for range 80 {
 		writeRandomFile(t, rng, randomPath(rng, root))
 	}
-	x, err := buildIndex(t.Context(), openScope{}, root, "", cache)
+	x, err := buildIndex(t.Context(), openScope{}, root, "", cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestBadSavedIndexRebuilt(t *testing.T) {
 	for _, bad := range []string{"cut", "damaged", "gob", "old file"} {
 		t.Run(bad, func(t *testing.T) {
 			cache := t.TempDir()
-			x, err := buildIndex(t.Context(), openScope{}, root, "", cache)
+			x, err := buildIndex(t.Context(), openScope{}, root, "", cache, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

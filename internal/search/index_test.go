@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -195,6 +196,36 @@ func TestIndexBuildIsOffTheRequestPath(t *testing.T) {
 	second.Index, third.Index, third.Live = 0, 0, false
 	if !reflect.DeepEqual(second, third) {
 		t.Fatalf("index gave %+v, scan %+v", third, second)
+	}
+}
+
+// TestIndexBuildWaitsForSearches: a build does not compete with a search for the cores: it
+// waits, between files, while one is under way, and goes on once none is.
+func TestIndexBuildWaitsForSearches(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.txt", i)), []byte("some text\n"), 0o644)
+	}
+	paused := make(chan struct{})
+	var once sync.Once
+	ix := &Indexes{MinFiles: 20, paused: func() { once.Do(func() { close(paused) }) }}
+	defer ix.Close()
+	end := ix.begin() // a search under way throughout
+	if _, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "text", Indexes: ix}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-paused:
+	case <-time.After(time.Minute):
+		t.Fatal("the build did not wait for the search under way")
+	}
+	if x, _, _ := ix.lookup(root); x != nil {
+		t.Fatal("the index was built while a search was under way")
+	}
+	end()
+	ix.Wait()
+	if x, _, _ := ix.lookup(root); x == nil || x.Files() != 40 {
+		t.Fatalf("after the search: index %v, want one of 40 files", x)
 	}
 }
 

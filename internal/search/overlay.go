@@ -353,7 +353,7 @@ func (s *Indexes) rebuild(t *tree, x *Index) {
 			held()
 		}
 		start := time.Now()
-		nx, err := buildSaved(scope, x.root, top, dir)
+		nx, err := buildSaved(scope, x.root, top, dir, s.yield)
 		s.built(t, nx, err, false, start, onReady)
 	})
 }
