@@ -242,7 +242,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		// The thread ends with this goroutine, which never unlocks it.
 		runtime.LockOSThread()
 		idleThread()
-		l, err := buildLive(context.Background(), x, over, top, full, heldRe)
+		l, err := buildLive(context.Background(), x, over, top, full, s.yield, heldRe)
 		s.mu.Lock()
 		t.liveBuilding = false
 		if s.closed || t.idx.Load() != x {

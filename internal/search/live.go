@@ -72,6 +72,7 @@ type live struct {
 	over       *overlay
 	kick       chan struct{}
 	full       func() // called when the overlay takes no more
+	pause      func() // called before each changed file is read again; may wait
 	gen        uint64 // bumped whenever a directory's entries change
 	lists      map[listKey]*liveList
 	broken     error // set once the list cannot be trusted
@@ -130,7 +131,7 @@ func (allScope) Open(name string, flag int) (*os.File, error) { return os.OpenFi
 // buildLive lists and watches every directory of the tree x indexes, and marks the files
 // whose size, times or inode differ from their index entry. Each directory is watched
 // before it is listed, so no change after the listing goes unseen.
-func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, held func()) (*live, error) {
+func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, pause, held func()) (*live, error) {
 	w, err := newWatcher(x.root)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, h
 		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{}),
 		reindexEnd: make(chan struct{}),
 		marks:      map[string]uint64{}, tried: map[string]uint64{},
-		over: over, kick: make(chan struct{}, 1), full: full}
+		over: over, kick: make(chan struct{}, 1), full: full, pause: pause}
 	l.idle = sync.NewCond(&l.mu)
 	l.walk, err = newWalker(ctx, x.root, allScope{}, &Filter{Hidden: true, Top: top}, nil)
 	if err == nil {

@@ -158,7 +158,7 @@ func (l *live) kickReindex() {
 }
 
 // reindexLoop indexes the changed files into the overlay, off the request path and at
-// the lowest CPU priority, until the list ends.
+// the lowest CPU priority, and never while a search is under way, until the list ends.
 func (l *live) reindexLoop(held func()) {
 	defer close(l.reindexEnd)
 	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
@@ -217,6 +217,9 @@ func (l *live) readAll(batch []reindexed, buf *[]byte) {
 	}
 	defer unix.Close(root)
 	for i := range batch {
+		if l.pause != nil {
+			l.pause() // a search under way reads these files itself
+		}
 		l.readOne(root, &batch[i], buf)
 	}
 }

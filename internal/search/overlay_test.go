@@ -286,6 +286,41 @@ func TestOverlayHeldSearchesRead(t *testing.T) {
 	}
 }
 
+// TestOverlayWaitsForSearches: changed files are not indexed again while a search is under
+// way (it reads them itself), and are once none is.
+func TestOverlayWaitsForSearches(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	paused := make(chan struct{})
+	var once sync.Once
+	ix := &Indexes{MinFiles: 20, paused: func() { once.Do(func() { close(paused) }) }}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	caughtUp(t, ix, root)
+	end := ix.begin()
+	if err := os.WriteFile(filepath.Join(root, "d1/f01.txt"), []byte("rareIdent again\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-paused:
+	case <-time.After(time.Minute):
+		t.Fatal("the changed file was indexed again while a search was under way")
+	}
+	if n := overlaySize(ix, root); n != 0 {
+		t.Fatalf("the overlay holds %d files while a search is under way, want 0", n)
+	}
+	end()
+	caughtUp(t, ix, root)
+	if n := overlaySize(ix, root); n != 1 {
+		t.Fatalf("the overlay holds %d files once the search ended, want 1", n)
+	}
+}
+
 // TestOverlayFullRebuilds: once the overlay takes no more, a new index is built.
 func TestOverlayFullRebuilds(t *testing.T) {
 	q := GrepOptions{Pattern: "rareIdent"}
