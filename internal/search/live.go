@@ -64,18 +64,24 @@ type live struct {
 	shared bool                // dirty is held by a search: copy before writing
 	// marks holds, for each file of dirty, the event count when it was last marked: a file
 	// read in the background is indexed only if no event marked it since.
-	marks      map[string]uint64
-	seq        uint64
-	tried      map[string]uint64 // files that cannot be indexed, as of their mark
-	caughtUp   uint64            // seq when the background goroutine last found nothing to do
-	idle       *sync.Cond        // on mu: broadcast when caughtUp grows or the list ends
-	over       *overlay
-	kick       chan struct{}
-	full       func() // called when the overlay takes no more
-	pause      func() // called before each changed file is read again; may wait
-	gen        uint64 // bumped whenever a directory's entries change
-	lists      map[listKey]*liveList
-	broken     error // set once the list cannot be trusted
+	marks    map[string]uint64
+	seq      uint64
+	tried    map[string]uint64 // files that cannot be indexed, as of their mark
+	caughtUp uint64            // seq when the background goroutine last found nothing to do
+	idle     *sync.Cond        // on mu: broadcast when caughtUp grows or the list ends
+	over     *overlay
+	kick     chan struct{}
+	full     func() // called when the overlay takes no more
+	pause    func() // called before each changed file is read again; may wait
+	gen      uint64 // bumped whenever a directory's entries change
+	lists    map[listKey]*liveList
+	sizes    map[listKey]int // how many files each list last held, to size the next
+	// relist holds the directories events named, to be listed again by the next search:
+	// not as the events come, which would see a command's temporary files come and go
+	// (sed -i, git checkout) and make every list again for nothing.
+	relist     []*liveDir
+	drained    func() // if set, called by follow after each batch of events, l.mu held
+	broken     error  // set once the list cannot be trusted
 	closed     bool
 	done       chan struct{} // closed when the event goroutine has ended
 	reindexEnd chan struct{} // closed when the goroutine that indexes changed files has ended
@@ -83,14 +89,40 @@ type live struct {
 
 // liveDir is one directory as last listed.
 type liveDir struct {
-	path       string
-	wd         int
-	entries    []fs.DirEntry // sorted by name
+	path    string
+	wd      int
+	entries []fs.DirEntry // sorted by name
+	// refs says, for each of entries, what the index holds of it, so that listing the
+	// tree again after a change looks up only the directories that changed.
+	refs       []fileRef
 	unreadable bool
 	ign        *ignoreChain      // the build's rules in force in it
 	ignData    map[string][]byte // its ignore files
 	// rulesChanged says an ignore file of it changed: it is listed again with all below.
 	rulesChanged bool
+}
+
+// fileRef is what an index holds of a directory entry: held is false when it holds
+// nothing (a new file, a directory, a link).
+type fileRef struct {
+	id     uint32
+	held   bool
+	binary bool
+	size   int64
+}
+
+// refsOf returns what the index holds of each of the entries of the directory at path.
+func (l *live) refsOf(path string, entries []fs.DirEntry) []fileRef {
+	refs := make([]fileRef, len(entries))
+	for i, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if x, ok := l.x.files[joinPath(path, e.Name())]; ok {
+			refs[i] = fileRef{id: x.id, held: true, binary: x.binary, size: x.size}
+		}
+	}
+	return refs
 }
 
 // liveFile is a file a search with given filters visits.
@@ -137,7 +169,7 @@ func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, p
 		return nil, err
 	}
 	l := &live{root: x.root, x: x, w: w, dirs: map[string]*liveDir{}, byWD: map[int]*liveDir{},
-		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, done: make(chan struct{}),
+		dirty: map[string]struct{}{}, lists: map[listKey]*liveList{}, sizes: map[listKey]int{}, done: make(chan struct{}),
 		reindexEnd: make(chan struct{}),
 		marks:      map[string]uint64{}, tried: map[string]uint64{},
 		over: over, kick: make(chan struct{}, 1), full: full, pause: pause}
@@ -159,14 +191,19 @@ func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, p
 	return l, nil
 }
 
-// follow applies events as they are queued, until the list is closed or broken.
+// follow takes events as they are queued, until the list is closed or broken: it marks
+// the files they name as changed; the directories they name are listed again by the
+// next search.
 func (l *live) follow() {
 	defer close(l.done)
 	defer l.w.close()
 	for l.w.wait() {
 		l.mu.Lock()
 		if !l.closed {
-			l.applyLocked()
+			l.drainLocked()
+			if l.drained != nil {
+				l.drained()
+			}
 		}
 		stop := l.closed || l.broken != nil
 		l.closed = stop // no one uses the watcher once this goroutine ends
@@ -226,6 +263,7 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 	}
 	defer unix.Close(fd)
 	d.entries = entries
+	d.refs = l.refsOf(path, entries)
 	d.ignData = map[string][]byte{}
 	var extra *ignoreSet
 	if path == l.walk.repoTop {
@@ -243,7 +281,7 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 		}
 		return nil, false
 	}, extra)
-	for _, e := range entries {
+	for i, e := range entries {
 		nj, ok := l.walk.entryJob(nil, path, e, d.ign)
 		switch {
 		case !ok || nj.open != "":
@@ -252,25 +290,25 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 				return err
 			}
 		default:
-			l.check(fd, nj.path, e.Name())
+			l.check(fd, nj.path, e.Name(), &d.refs[i])
 		}
 	}
 	return nil
 }
 
 // check marks the file name of the open directory dirfd dirty unless it is as indexed,
-// in the overlay or else in the base index. A file neither holds (new, or changed too
-// recently when the index was built) is marked too, to be indexed in the overlay.
-func (l *live) check(dirfd int, path, name string) {
+// in the overlay or else in the base index (ref). A file neither holds (new, or changed
+// too recently when the index was built) is marked too, to be indexed in the overlay.
+func (l *live) check(dirfd int, path, name string, ref *fileRef) {
 	v := l.over.view()
 	o, seen := v.entry(path)
 	f := o.indexedFile
 	if seen != entrySeen || o.racy {
-		var ok bool
-		if f, ok = l.x.files[path]; !ok {
+		if !ref.held {
 			l.markDirty(path)
 			return
 		}
+		f = l.x.files[path]
 	}
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !sameStat(&st, f) {
@@ -331,16 +369,24 @@ func (l *live) removeDir(d *liveDir) {
 	}
 }
 
-// applyLocked applies the events queued. l.mu is held.
-func (l *live) applyLocked() {
+// drainLocked takes the events queued: the files they name are marked changed, the
+// directories put in l.relist. l.mu is held.
+func (l *live) drainLocked() {
 	if l.broken != nil {
 		return
 	}
-	var pending []*liveDir
-	err := l.w.drain(func(ev event) { l.handle(ev, &pending) })
+	err := l.w.drain(func(ev event) { l.handle(ev, &l.relist) })
 	if err != nil && l.broken == nil {
 		l.broken = err
 	}
+}
+
+// applyLocked applies the events queued: it drains them and lists again the directories
+// they named. l.mu is held.
+func (l *live) applyLocked() {
+	l.drainLocked()
+	pending := l.relist
+	l.relist = nil
 	if l.broken != nil || len(pending) == 0 {
 		return
 	}
@@ -383,6 +429,7 @@ func (l *live) applyLocked() {
 			}
 		}
 		d.entries = entries
+		d.refs = l.refsOf(d.path, entries)
 		grown = append(grown, d)
 	}
 	for _, d := range again {
@@ -506,11 +553,11 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	if ll := l.lists[key]; ll != nil && sameScope(ll.scope, scope) {
 		return ll, l.dirty, over, nil
 	}
-	ll := &liveList{scope: scope}
-	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job) {
+	ll := &liveList{scope: scope, files: make([]liveFile, 0, l.sizes[key])}
+	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job, ref *fileRef) {
 		f := liveFile{path: nj.path, open: nj.open}
-		if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
-			f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
+		if ref.held && nj.open == "" {
+			f.id, f.size, f.binary, f.held = ref.id, ref.size, ref.binary, true
 		}
 		ll.files = append(ll.files, f)
 	})
@@ -522,7 +569,11 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 		if len(l.lists) >= 4 {
 			clear(l.lists)
 		}
+		if len(l.sizes) >= 64 {
+			clear(l.sizes)
+		}
 		l.lists[key] = ll
+		l.sizes[key] = len(ll.files)
 	}
 	return ll, l.dirty, over, nil
 }
@@ -531,7 +582,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 // the directory start with w's filters, and chain the rules above start, would visit, and
 // counts in w what the walk would count; links says whether the list held a symlink, ok
 // false that a directory the walk enters is not in the list. l.mu is held.
-func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir, file func(nj *job)) (links, ok bool) {
+func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir func(nj *job), file func(nj *job, ref *fileRef)) (links, ok bool) {
 	var walk func(d *liveDir, ign *ignoreChain) bool
 	walk = func(d *liveDir, ign *ignoreChain) bool {
 		if d.unreadable {
@@ -548,7 +599,7 @@ func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir, fil
 				return data, ok
 			}, extra)
 		}
-		for _, e := range d.entries {
+		for i, e := range d.entries {
 			if e.Type()&fs.ModeSymlink != 0 {
 				links = true
 			}
@@ -568,7 +619,7 @@ func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir, fil
 					return false
 				}
 			default:
-				file(&nj)
+				file(&nj, &d.refs[i])
 			}
 		}
 		return true
@@ -596,7 +647,7 @@ func (l *live) find(w *walker, start string) ([]job, error) {
 	}
 	var jobs []job
 	add := func(nj *job) { jobs = append(jobs, *nj) }
-	if _, ok := l.visitLocked(w, start, chain, add, add); !ok {
+	if _, ok := l.visitLocked(w, start, chain, add, func(nj *job, _ *fileRef) { add(nj) }); !ok {
 		return nil, errNotListed
 	}
 	return jobs, nil

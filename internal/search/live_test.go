@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // liveOf returns the live list of root; for tests.
@@ -385,5 +386,68 @@ func TestLiveIgnoreChangeRelists(t *testing.T) {
 		if ix.liveOf(root) != l {
 			t.Fatalf("after %s = %q: the live list was built again", s.file, s.data)
 		}
+	}
+}
+
+// TestLiveTempFileKeepsList: a file written as sed -i and editors write it (a temporary
+// file, renamed over it) is read again by the next search, but the directory, whose
+// entries are in the end what they were, does not make the tree's list anew, even when
+// the events of the temporary file were taken while it existed.
+func TestLiveTempFileKeepsList(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	ix := &Indexes{MinFiles: 20}
+	defer ix.Wait()
+	defer ix.Close()
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	l := caughtUp(t, ix, root)
+	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
+		t.Fatal(err)
+	}
+	tmp, target := filepath.Join(root, "d1/sedAbc123"), filepath.Join(root, "d1/f01.txt")
+	drained := make(chan struct{}, 1)
+	l.mu.Lock()
+	gen, seq := l.gen, l.seq
+	l.drained = func() {
+		select {
+		case drained <- struct{}{}:
+		default:
+		}
+	}
+	l.mu.Unlock()
+	if err := os.WriteFile(tmp, []byte("a rareIdent too\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(time.Minute)
+	for seen := false; !seen; {
+		select {
+		case <-drained:
+		case <-deadline:
+			t.Fatal("the event of the temporary file was not taken")
+		}
+		l.mu.Lock()
+		seen = l.seq > seq // the file's event marked it (it may be indexed since)
+		l.mu.Unlock()
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "rareIdent"})
+	if err != nil || want.MatchedFiles != 2 {
+		t.Fatalf("scan: %+v, %v; want 2 files", want, err)
+	}
+	sameAs(t, "after the rename", got, want)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gen != gen {
+		t.Fatalf("the list was made anew (%d times) for a directory whose entries are as they were", l.gen-gen)
 	}
 }

@@ -186,7 +186,7 @@ func (l *live) reindexOnce(buf *[]byte) bool {
 		l.mu.Unlock()
 		return false
 	}
-	l.applyLocked()
+	l.drainLocked()
 	var batch []reindexed
 	for p := range l.dirty {
 		seq := l.marks[p]
@@ -232,7 +232,7 @@ func (l *live) commit(batch []reindexed) bool {
 	if l.closed || l.broken != nil {
 		return false
 	}
-	l.applyLocked() // a change during or after the read has marked its file again
+	l.drainLocked() // a change during or after the read has marked its file again
 	for i := range batch {
 		r := &batch[i]
 		switch {
