@@ -693,14 +693,22 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	if plan != nil {
 		cand = plan.cand
 	}
+	if over.ids > 0 {
+		over.o.mu.RLock()
+	}
+	var memo dirMemo
+	var tooLarge, searched, binary int64
 	for i := range ll.files {
 		f := &ll.files[i]
-		_, stale := dirty[f.path]
+		stale := false
+		if len(dirty) > 0 {
+			_, stale = dirty[f.path]
+		}
 		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary}, f.held && !stale, cand
 		if !stale && f.open == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
-			switch o, seen := over.entry(f.path); seen {
+			switch o, seen := over.entryLocked(f.path, &memo); seen {
 			case entrySeen:
 				e, fresh, c = o.indexedFile, true, over.cand
 			case entryTooNew:
@@ -715,14 +723,20 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			continue
 		}
 		if g.opts.MaxFileSize > 0 && e.size > g.opts.MaxFileSize {
-			g.tooLarge.Add(1)
+			tooLarge++
 			continue
 		}
-		g.searched.Add(1)
+		searched++
 		if e.binary {
-			g.binary.Add(1)
+			binary++
 		}
 	}
+	if over.ids > 0 {
+		over.o.mu.RUnlock()
+	}
+	g.tooLarge.Add(tooLarge)
+	g.searched.Add(searched)
+	g.binary.Add(binary)
 	g.visited.Add(int64(len(ll.files)))
 	dir, err := g.scope.Open(start, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {

@@ -32,6 +32,7 @@ type overlay struct {
 
 	mu    sync.RWMutex
 	files map[string]overFile
+	dirs  map[string]int // how many of files each directory holds
 	tri   *trigram.Index
 	next  uint32 // ids given
 	full  bool
@@ -44,7 +45,7 @@ type overFile struct {
 }
 
 func newOverlay(base *Index) *overlay {
-	return &overlay{base: base, files: map[string]overFile{}, tri: trigram.New()}
+	return &overlay{base: base, files: map[string]overFile{}, dirs: map[string]int{}, tri: trigram.New()}
 }
 
 // maxPostings is how many (trigram, file) pairs o holds before it is full.
@@ -63,6 +64,9 @@ func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
 	}
 	f.id = o.next
 	o.next++
+	if _, ok := o.files[path]; !ok {
+		o.dirs[parentDir(path)]++
+	}
 	o.files[path] = f
 	o.tri.Add(f.id, tris)
 	return true
@@ -119,8 +123,28 @@ func (v *overView) entry(path string) (overFile, int) {
 		return overFile{}, entryNone
 	}
 	v.o.mu.RLock()
+	defer v.o.mu.RUnlock()
+	return v.entryLocked(path, nil)
+}
+
+// dirMemo remembers whether the overlay holds a file of the directory last asked about.
+type dirMemo struct {
+	dir       string
+	has, used bool
+}
+
+// entryLocked is entry with v.o.mu read-locked and v.ids > 0; memo, if not nil, spares a
+// lookup for each file of a directory the overlay holds nothing of.
+func (v *overView) entryLocked(path string, memo *dirMemo) (overFile, int) {
+	if memo != nil {
+		if dir := parentDir(path); !memo.used || dir != memo.dir {
+			memo.dir, memo.has, memo.used = dir, v.o.dirs[dir] > 0, true
+		}
+		if !memo.has {
+			return overFile{}, entryNone
+		}
+	}
 	f, ok := v.o.files[path]
-	v.o.mu.RUnlock()
 	switch {
 	case !ok:
 		return f, entryNone
