@@ -11,11 +11,13 @@ import (
 )
 
 // readDir calls fn with the name of each entry of the directory abs (but . and ..) and
-// what lstat says of it. The directory is read with getdents into buf and each entry is
-// looked up from the directory's descriptor: a walk of a deep tree resolves each path
-// once, not once for every name under it, and pays no more system calls than it must
-// (os.Open would also register the descriptor with the poller).
-func readDir(abs string, buf []byte, fn func(name string, m meta)) error {
+// what lstat says of it; name is valid only during the call. The directory is read with
+// getdents into buf and each entry is looked up from the directory's descriptor: a walk
+// of a deep tree resolves each path once, not once for every name under it, and pays no
+// more system calls than it must (os.Open would also register the descriptor with the
+// poller). The name given to fstatat is the one in buf, which the kernel ends with a NUL:
+// nothing is allocated for an entry.
+func readDir(abs string, buf []byte, fn func(name []byte, m meta)) error {
 	var fd int
 	var err error
 	for {
@@ -45,25 +47,17 @@ func readDir(abs string, buf []byte, fn func(name string, m meta)) error {
 			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
 			name := buf[off+19 : off+reclen]
 			off += reclen
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
+			i := bytes.IndexByte(name, 0)
+			if i < 0 {
+				continue // not a name the kernel makes
 			}
-			if string(name) == "." || string(name) == ".." {
+			name = name[:i+1]
+			if string(name) == ".\x00" || string(name) == "..\x00" {
 				continue
 			}
-			s := string(name)
-			if err := fstatat(fd, s, &st); err == nil {
-				fn(s, metaOfStat(&st))
+			if err := fstatatC(fd, name, &st); err == nil {
+				fn(name[:i], metaOfStat(&st))
 			}
-		}
-	}
-}
-
-func fstatat(dirfd int, name string, st *unix.Stat_t) error {
-	for {
-		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != unix.EINTR {
-			return err
 		}
 	}
 }

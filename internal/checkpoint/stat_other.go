@@ -11,15 +11,15 @@ import (
 )
 
 // readDir calls fn with the name of each entry of the directory abs and what lstat says
-// of it.
-func readDir(abs string, _ []byte, fn func(name string, m meta)) error {
+// of it; name is valid only during the call.
+func readDir(abs string, _ []byte, fn func(name []byte, m meta)) error {
 	ents, err := os.ReadDir(abs)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
 		if info, err := os.Lstat(filepath.Join(abs, e.Name())); err == nil {
-			fn(e.Name(), metaOf(info))
+			fn([]byte(e.Name()), metaOf(info))
 		}
 	}
 	return nil

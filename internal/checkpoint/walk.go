@@ -59,20 +59,24 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 			buf := make([]byte, 32<<10)
 			var mine []scanned
 			var subdirs []string
-			visit := func(dir, name string, m meta) {
-				if count.Add(1) > limit {
-					over.Store(true)
-					return
-				}
-				rel := name
+			var relBuf []byte // the path visited, built without allocating
+			var visited int64 // in the directory being read
+			visit := func(dir string, name []byte, m meta) {
+				visited++
+				relBuf = relBuf[:0]
 				if dir != "" {
-					rel = dir + "/" + name
+					relBuf = append(append(relBuf, dir...), '/')
 				}
-				p := prev[rel]
+				relBuf = append(relBuf, name...)
+				p := prev[string(relBuf)]
 				if p != nil {
 					p.seen = walk // only this worker visits rel
 				}
 				isDir := m.mode.IsDir()
+				if !isDir && string(name) != ".git" && p.unchanged(m) && p.st.Lost != "ignored" {
+					return // what most paths are: nothing allocated
+				}
+				rel := string(relBuf)
 				if t.ignored(rel, isDir) {
 					if p == nil || p.st.Lost != "ignored" || p.st.Kind != kindOf(m.mode) || p.mtime != m.mtime || p.ino != m.ino {
 						mine = append(mine, scanned{rel: rel, m: m, n: ignoredNode(m)})
@@ -107,8 +111,12 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 				dirs = dirs[:len(dirs)-1]
 				active++
 				mu.Unlock()
-				subdirs = subdirs[:0]
-				_ = readDir(t.abs(dir), buf, func(name string, m meta) { visit(dir, name, m) })
+				subdirs, visited = subdirs[:0], 0
+				_ = readDir(t.abs(dir), buf, func(name []byte, m meta) { visit(dir, name, m) })
+				if count.Add(visited) > limit {
+					over.Store(true)
+					subdirs = subdirs[:0]
+				}
 				mu.Lock()
 				dirs = append(dirs, subdirs...)
 				active--
