@@ -84,8 +84,11 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 					return
 				}
 				if isDir {
-					// A directory known before, with the same inode, is watched already.
-					if p == nil || p.st.Kind != Dir || p.ino != m.ino {
+					// A directory known as it is is watched already: lost events leave the
+					// watches as they were. One made or moved in meanwhile is not, nor one
+					// whose old watch went with an event lost (a directory removed and made
+					// again can have the same inode), and its times tell so.
+					if p == nil || p.st.Kind != Dir || !p.unchanged(m) {
 						watch(rel)
 					}
 					subdirs = append(subdirs, rel)
