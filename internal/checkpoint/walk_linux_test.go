@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -106,5 +107,36 @@ func TestWalkAfterLostEventsWatchesChangedDirs(t *testing.T) {
 	}
 	if got, want := changedPaths(c), []string{"d/h"}; !slices.Equal(got, want) {
 		t.Fatalf("after the walk, events named %q, want %q", got, want)
+	}
+}
+
+// A walk leaves no directory open, whether it ends or stops at MaxFiles with directories
+// still to read (some open, some not: more than the walk keeps open at once).
+func TestWalkLeavesNoDirectoryOpen(t *testing.T) {
+	root := t.TempDir()
+	sh(t, root, "mkdir -p d{1..600}/sub && touch d{1..600}/sub/f")
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	open := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	before := open()
+	if found, tooMany := tr.scan(tr.base, 1000); len(found) != 0 || tooMany {
+		t.Fatalf("a walk of an unchanged tree found %d paths, tooMany %v", len(found), tooMany)
+	}
+	if n := open(); n != before {
+		t.Errorf("%d descriptors open after a walk, %d before", n, before)
+	}
+	tr.opts.MaxFiles = 100
+	if _, tooMany := tr.scan(tr.base, 1001); !tooMany {
+		t.Fatal("a walk past MaxFiles did not stop")
+	}
+	if n := open(); n != before {
+		t.Errorf("%d descriptors open after a walk stopped at MaxFiles, %d before", n, before)
 	}
 }
