@@ -10,22 +10,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readDir calls fn with the name of each entry of the directory abs (but . and ..) and
-// what lstat says of it. The directory is read with getdents into buf and each entry is
-// looked up from the directory's descriptor: a walk of a deep tree resolves each path
-// once, not once for every name under it, and pays no more system calls than it must
-// (os.Open would also register the descriptor with the poller).
-func readDir(abs string, buf []byte, fn func(name string, m meta)) error {
-	var fd int
+// readDir calls fn with the name of each entry of a directory (but . and ..) and what
+// lstat says of it; name is valid only during the call. The directory is fd, or abs
+// opened when fd < 0; it is closed on return. It is read with getdents into buf and each
+// entry is looked up from the directory's descriptor: a walk of a deep tree resolves each
+// path once, not once for every name under it, and pays no more system calls than it must
+// (os.Open would also register the descriptor with the poller). The name given to fstatat
+// is the one in buf, which the kernel ends with a NUL: nothing is allocated for an entry.
+//
+// A subdirectory whose name open approves is opened from the directory's descriptor and
+// its lstat is fstat of that: fn gets the descriptor (to keep, or close with closeDir),
+// which costs the walk no more system calls than an fstatat and an open by path would,
+// and resolves no path. Otherwise, or if it is not a directory by then, fn gets -1.
+func readDir(fd int, abs string, buf []byte, open func(name []byte) bool, fn func(name []byte, m meta, sub int)) error {
 	var err error
-	for {
+	for fd < 0 {
 		fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
+		if err == unix.EINTR {
+			continue
 		}
-	}
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: abs, Err: err}
+		if err != nil {
+			return &fs.PathError{Op: "open", Path: abs, Err: err}
+		}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
@@ -43,30 +49,51 @@ func readDir(abs string, buf []byte, fn func(name string, m meta)) error {
 		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2), type (1), name.
 		for off := 0; off < n; {
 			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
+			typ := buf[off+18]
 			name := buf[off+19 : off+reclen]
 			off += reclen
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
+			i := bytes.IndexByte(name, 0)
+			if i < 0 {
+				continue // not a name the kernel makes
 			}
-			if string(name) == "." || string(name) == ".." {
+			name = name[:i+1]
+			if string(name) == ".\x00" || string(name) == "..\x00" {
 				continue
 			}
-			s := string(name)
-			if err := fstatat(fd, s, &st); err == nil {
-				fn(s, metaOfStat(&st))
+			if typ == unix.DT_DIR && open(name[:i]) {
+				if sub, err := openatC(fd, name); err == nil {
+					if err := unix.Fstat(sub, &st); err == nil {
+						fn(name[:i], metaOfStat(&st), sub)
+						continue
+					}
+					unix.Close(sub)
+				}
+			}
+			if err := fstatatC(fd, name, &st); err == nil {
+				fn(name[:i], metaOfStat(&st), -1)
 			}
 		}
 	}
 }
 
-func fstatat(dirfd int, name string, st *unix.Stat_t) error {
+// openatC opens the directory name (which ends with a NUL) in the directory dirfd, not
+// following a symlink.
+func openatC(dirfd int, name []byte) (int, error) {
 	for {
-		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != unix.EINTR {
-			return err
+		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&name[0])),
+			unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0, 0, 0)
+		switch e {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
 		}
+		return -1, e
 	}
 }
+
+// closeDir closes a descriptor readDir gave.
+func closeDir(fd int) { unix.Close(fd) }
 
 func metaOfStat(st *unix.Stat_t) meta {
 	mode := fs.FileMode(st.Mode & 0o777)

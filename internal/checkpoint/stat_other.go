@@ -11,19 +11,23 @@ import (
 )
 
 // readDir calls fn with the name of each entry of the directory abs and what lstat says
-// of it.
-func readDir(abs string, _ []byte, fn func(name string, m meta)) error {
+// of it; name is valid only during the call. Here no directory is given as a descriptor:
+// fd and sub are always -1.
+func readDir(_ int, abs string, _ []byte, _ func(name []byte) bool, fn func(name []byte, m meta, sub int)) error {
 	ents, err := os.ReadDir(abs)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
 		if info, err := os.Lstat(filepath.Join(abs, e.Name())); err == nil {
-			fn(e.Name(), metaOf(info))
+			fn([]byte(e.Name()), metaOf(info), -1)
 		}
 	}
 	return nil
 }
+
+// closeDir closes a descriptor readDir gave: none here.
+func closeDir(int) {}
 
 // metaOf is what info (from os.Lstat) says that the baseline keeps: here no inode and no
 // change time.

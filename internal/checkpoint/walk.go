@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -43,13 +44,25 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 	}
 	// The directories to read: a stack shared by the workers, each of whom pushes the
 	// directories it finds. The walk ends when the stack is empty and no worker is reading
-	// a directory, which could push more.
+	// a directory, which could push more. A directory is pushed open (opened from its
+	// parent's descriptor as the parent was read) while fewer than maxHeld are, else by
+	// name.
+	type pending struct {
+		rel string
+		fd  int // -1: not open
+	}
+	const maxHeld = 256
 	var (
 		mu     sync.Mutex
 		cond   = sync.NewCond(&mu)
-		dirs   = []string{""}
+		dirs   = []pending{{rel: "", fd: -1}}
 		active int
+		held   atomic.Int64 // directories pushed open
 	)
+	openSub := func(name []byte) bool {
+		// An ignored directory is not read: it needs no descriptor.
+		return held.Load() < maxHeld && string(name) != ".git" && !slices.Contains(defaultIgnored, string(name))
+	}
 	watch("")
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8)
 	results := make([][]scanned, workers)
@@ -58,21 +71,31 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 		wg.Go(func() {
 			buf := make([]byte, 32<<10)
 			var mine []scanned
-			var subdirs []string
-			visit := func(dir, name string, m meta) {
-				if count.Add(1) > limit {
-					over.Store(true)
-					return
-				}
-				rel := name
+			var subdirs []pending
+			var relBuf []byte // the path visited, built without allocating
+			var visited int64 // in the directory being read
+			// visit looks at an entry of dir; sub is the entry opened, if it was, which
+			// visit keeps or closes.
+			visit := func(dir string, name []byte, m meta, sub int) {
+				visited++
+				relBuf = relBuf[:0]
 				if dir != "" {
-					rel = dir + "/" + name
+					relBuf = append(append(relBuf, dir...), '/')
 				}
-				p := prev[rel]
+				relBuf = append(relBuf, name...)
+				p := prev[string(relBuf)]
 				if p != nil {
 					p.seen = walk // only this worker visits rel
 				}
 				isDir := m.mode.IsDir()
+				if !isDir && string(name) != ".git" && p.unchanged(m) && p.st.Lost != "ignored" {
+					return // what most paths are: nothing allocated
+				}
+				rel := string(relBuf)
+				if sub >= 0 && (!isDir || t.ignored(rel, isDir)) {
+					closeDir(sub)
+					sub = -1
+				}
 				if t.ignored(rel, isDir) {
 					if p == nil || p.st.Lost != "ignored" || p.st.Kind != kindOf(m.mode) || p.mtime != m.mtime || p.ino != m.ino {
 						mine = append(mine, scanned{rel: rel, m: m, n: ignoredNode(m)})
@@ -80,11 +103,17 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 					return
 				}
 				if isDir {
-					// A directory known before, with the same inode, is watched already.
-					if p == nil || p.st.Kind != Dir || p.ino != m.ino {
+					// A directory known as it is is watched already: lost events leave the
+					// watches as they were. One made or moved in meanwhile is not, nor one
+					// whose old watch went with an event lost (a directory removed and made
+					// again can have the same inode), and its times tell so.
+					if p == nil || p.st.Kind != Dir || !p.unchanged(m) {
 						watch(rel)
 					}
-					subdirs = append(subdirs, rel)
+					if sub >= 0 {
+						held.Add(1)
+					}
+					subdirs = append(subdirs, pending{rel: rel, fd: sub})
 				}
 				if p.unchanged(m) && p.st.Lost != "ignored" {
 					return
@@ -107,8 +136,18 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 				dirs = dirs[:len(dirs)-1]
 				active++
 				mu.Unlock()
-				subdirs = subdirs[:0]
-				_ = readDir(t.abs(dir), buf, func(name string, m meta) { visit(dir, name, m) })
+				if dir.fd >= 0 {
+					held.Add(-1)
+				}
+				subdirs, visited = subdirs[:0], 0
+				abs := ""
+				if dir.fd < 0 {
+					abs = t.abs(dir.rel)
+				}
+				_ = readDir(dir.fd, abs, buf, openSub, func(name []byte, m meta, sub int) { visit(dir.rel, name, m, sub) })
+				if count.Add(visited) > limit {
+					over.Store(true)
+				}
 				mu.Lock()
 				dirs = append(dirs, subdirs...)
 				active--
@@ -120,6 +159,11 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 		})
 	}
 	wg.Wait()
+	for _, d := range dirs { // left when the walk stopped
+		if d.fd >= 0 {
+			closeDir(d.fd)
+		}
+	}
 	if over.Load() {
 		return nil, true // nothing read
 	}

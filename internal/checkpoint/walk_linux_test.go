@@ -1,0 +1,142 @@
+package checkpoint
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// loseEvents throws away the file events queued, as an overflow of the queue would (the
+// watches stay), and makes the next capture walk the tree.
+func loseEvents(t *testing.T, tr *Tracker) {
+	t.Helper()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.w == nil {
+		t.Fatal("no file events to lose")
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(tr.w.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+	}
+	tr.walkAll = true
+}
+
+func changedPaths(c *Checkpoint) []string {
+	var paths []string
+	if c != nil {
+		for _, ch := range c.Changes {
+			paths = append(paths, ch.Path)
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// A walk after lost events leaves the watches of unchanged directories as they are, but a
+// directory made again or moved in meanwhile is watched again, under its new name: the
+// changes made in it afterwards are found from events, under the right paths.
+func TestWalkAfterLostEventsWatchesNewDirs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "mkdir -p made/sub moved same && echo 1 > made/sub/f && echo 2 > moved/g && echo 3 > same/h")
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+
+	sh(t, root, "rm -rf made && mkdir -p made/sub && mv moved renamed")
+	loseEvents(t, tr)
+	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"made/sub/f", "moved", "moved/g", "renamed", "renamed/g"}
+	if got := changedPaths(c); !slices.Equal(got, want) {
+		t.Fatalf("walk found %q, want %q", got, want)
+	}
+
+	// No walk now: only events can name these.
+	sh(t, root, "echo 4 > made/new && echo 5 > made/sub/new && echo 6 > renamed/new && echo 7 > same/new")
+	c, err = tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"made/new", "made/sub/new", "renamed/new", "same/new"}
+	if got := changedPaths(c); !slices.Equal(got, want) {
+		t.Fatalf("after the walk, events named %q, want %q", got, want)
+	}
+}
+
+// A directory whose watch the kernel dropped while the event saying so was lost (as when
+// it is removed and made again with the same inode) is watched again by the walk once
+// it changed.
+func TestWalkAfterLostEventsWatchesChangedDirs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "mkdir -p d && echo 1 > d/f")
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	tr.mu.Lock()
+	wd, ok := tr.w.byPath["d"]
+	tr.mu.Unlock()
+	if !ok {
+		t.Fatal("d is not watched")
+	}
+	if _, err := unix.InotifyRmWatch(tr.w.fd, uint32(wd)); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, root, "echo 2 > d/g")
+	loseEvents(t, tr) // the IN_IGNORED too
+	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changedPaths(c), []string{"d/g"}; !slices.Equal(got, want) {
+		t.Fatalf("walk found %q, want %q", got, want)
+	}
+	sh(t, root, "echo 3 > d/h")
+	c, err = tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changedPaths(c), []string{"d/h"}; !slices.Equal(got, want) {
+		t.Fatalf("after the walk, events named %q, want %q", got, want)
+	}
+}
+
+// A walk leaves no directory open, whether it ends or stops at MaxFiles with directories
+// still to read (some open, some not: more than the walk keeps open at once).
+func TestWalkLeavesNoDirectoryOpen(t *testing.T) {
+	root := t.TempDir()
+	sh(t, root, "mkdir -p d{1..600}/sub && touch d{1..600}/sub/f")
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	open := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	before := open()
+	if found, tooMany := tr.scan(tr.base, 1000); len(found) != 0 || tooMany {
+		t.Fatalf("a walk of an unchanged tree found %d paths, tooMany %v", len(found), tooMany)
+	}
+	if n := open(); n != before {
+		t.Errorf("%d descriptors open after a walk, %d before", n, before)
+	}
+	tr.opts.MaxFiles = 100
+	if _, tooMany := tr.scan(tr.base, 1001); !tooMany {
+		t.Fatal("a walk past MaxFiles did not stop")
+	}
+	if n := open(); n != before {
+		t.Errorf("%d descriptors open after a walk stopped at MaxFiles, %d before", n, before)
+	}
+}
