@@ -100,6 +100,7 @@ type liveDir struct {
 	ignData    map[string][]byte // its ignore files
 	// rulesChanged says an ignore file of it changed: it is listed again with all below.
 	rulesChanged bool
+	queued       bool // in live.relist
 }
 
 // fileRef is what an index holds of a directory entry: held is false when it holds
@@ -387,6 +388,9 @@ func (l *live) applyLocked() {
 	l.drainLocked()
 	pending := l.relist
 	l.relist = nil
+	for _, d := range pending {
+		d.queued = false
+	}
 	if l.broken != nil || len(pending) == 0 {
 		return
 	}
@@ -459,7 +463,8 @@ func (l *live) applyLocked() {
 // handle applies one event, adding the directories to list again to pending.
 func (l *live) handle(ev event, pending *[]*liveDir) {
 	relist := func(d *liveDir) {
-		if !slices.Contains(*pending, d) {
+		if !d.queued {
+			d.queued = true
 			*pending = append(*pending, d)
 		}
 	}
