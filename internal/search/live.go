@@ -99,6 +99,7 @@ type liveFile struct {
 	id     uint32
 	size   int64
 	binary bool
+	blk    *blockTable
 	held   bool // in the index
 }
 
@@ -509,7 +510,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job) {
 		f := liveFile{path: nj.path, open: nj.open}
 		if x, ok := l.x.files[nj.path]; ok && nj.open == "" {
-			f.id, f.size, f.binary, f.held = x.id, x.size, x.binary, true
+			f.id, f.size, f.binary, f.blk, f.held = x.id, x.size, x.binary, x.blk, true
 		}
 		ll.files = append(ll.files, f)
 	})
@@ -644,7 +645,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	for i := range ll.files {
 		f := &ll.files[i]
 		_, stale := dirty[f.path]
-		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary}, f.held && !stale, cand
+		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk}, f.held && !stale, cand
 		if !stale && f.open == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
@@ -658,7 +659,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if !fresh {
 			unindexed++
 		}
-		if plan == nil || !fresh || c.Has(e.id) {
+		if plan == nil || !fresh || candidate(c, &e, plan.multiline) {
 			read = append(read, i)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,17 +55,23 @@ func (o *overlay) maxPostings() int { return max(o.base.tri.Postings()/2, 1<<20)
 func (o *overlay) maxIDs() int { return max(len(o.base.files), 1024) }
 
 // add indexes the file at path; false when o is full.
-func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
+func (o *overlay) add(path string, f overFile, tris [][]trigram.Trigram) bool {
+	n := 0
+	for _, t := range tris {
+		n += len(t)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > o.maxPostings() {
+	if o.full || int(o.next)+len(tris) > o.maxIDs() || o.tri.Postings()+n > o.maxPostings() {
 		o.full = true
 		return false
 	}
 	f.id = o.next
-	o.next++
+	o.next += uint32(len(tris))
 	o.files[path] = f
-	o.tri.Add(f.id, tris)
+	for i, t := range tris {
+		o.tri.Add(f.id+uint32(i), t)
+	}
 	return true
 }
 
@@ -136,6 +143,8 @@ func sameStat(st *unix.Stat_t, f indexedFile) bool {
 		st.Ctim.Nano() == f.ctime && st.Ino == f.ino
 }
 
+var seenPool = sync.Pool{New: func() any { return new(trigram.Seen) }}
+
 // reindexBatch is how many changed files the background goroutine reads between two
 // looks at the events.
 const reindexBatch = 256
@@ -145,8 +154,8 @@ type reindexed struct {
 	path string
 	seq  uint64 // its mark when read
 	f    overFile
-	tris []trigram.Trigram
-	ok   bool // indexable; otherwise left to be read
+	tris [][]trigram.Trigram // by block; one empty block for a binary file
+	ok   bool                // indexable; otherwise left to be read
 }
 
 // kickReindex wakes the background goroutine that indexes changed files.
@@ -279,10 +288,17 @@ func (l *live) readOne(root int, r *reindexed, buf *[]byte) {
 	r.f.racy = time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds()
 	r.f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
 	if r.f.binary {
-		r.ok = true
+		r.tris, r.ok = [][]trigram.Trigram{nil}, true
 		return
 	}
-	r.tris, r.ok = trigram.Of(data, nil, 0)
+	r.f.blk = splitBlocks(data)
+	seen := seenPool.Get().(*trigram.Seen)
+	r.tris = blockTris(r.f.blk, data, seen, nil)
+	seenPool.Put(seen)
+	for _, t := range r.tris {
+		slices.Sort(t)
+	}
+	r.ok = true
 }
 
 // clean forgets that the file at path changed: its overlay entry is fresh. l.mu is held.
