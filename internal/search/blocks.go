@@ -2,6 +2,9 @@ package search
 
 import (
 	"bytes"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mjkoo/boris/internal/search/trigram"
 )
@@ -106,4 +109,141 @@ func candidate(cand trigram.Bits, f *indexedFile, multiline bool) bool {
 		}
 	}
 	return false
+}
+
+// blockRead is what a search knows of a candidate file of more than one block that the
+// index holds: its record, and the candidates among ids of its index. check says the
+// file's stat must be what the record says before its blocks alone are read (a walk); a
+// file from a live list that no event named since it was indexed is as indexed.
+type blockRead struct {
+	f     indexedFile
+	cand  trigram.Bits
+	check bool
+}
+
+// blockReadHook, when set, is told of each file a search reads only blocks of, and how
+// many bytes it read; for tests.
+var blockReadHook func(path string, n int64)
+
+// readBlocks searches only the candidate blocks of the file of j, which br describes;
+// false when it must be read whole: the file is not as indexed, or a match may cross a
+// line (multiline), or the search shows context lines. Without multiline, no match spans
+// a line (compileMatcher rejects a pattern with a line break and takes '\n' out of its
+// classes), and a line is within one block: the matches, line numbers and counts are
+// those of reading the whole file.
+func (g *grep) readBlocks(w *grepWorker, j *job, br *blockRead) bool {
+	f := &br.f
+	if f.blk == nil || f.binary || br.cand == nil || g.opts.Multiline ||
+		g.opts.Mode == Content && (g.opts.Before > 0 || g.opts.After > 0) {
+		return false
+	}
+	fd, err := openJob(g.scope, j, unix.O_RDONLY)
+	if err != nil {
+		return false // read whole, which counts it as unreadable
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size ||
+		br.check && !sameStat(&st, *f) {
+		return false
+	}
+	if readHook != nil {
+		readHook(j.path)
+	}
+	if g.opts.MaxFileSize > 0 && st.Size > g.opts.MaxFileSize {
+		g.tooLarge.Add(1)
+		return true
+	}
+	mtime := time.Unix(st.Mtim.Unix())
+	// The runs of candidate blocks, each read with one pread and searched on its own.
+	t := f.blk
+	var read int64
+	n, hits := 0, w.hits[:0]
+	var out []Line
+	lastNum := 0
+	for b := 0; b < len(t.off); {
+		if !br.cand.Has(f.id + uint32(b)) {
+			b++
+			continue
+		}
+		first := b
+		for b < len(t.off) && br.cand.Has(f.id+uint32(b)) {
+			b++
+		}
+		start, _ := t.bounds(first, f.size)
+		_, end := t.bounds(b-1, f.size)
+		size := int(end - start)
+		if cap(w.buf) < size {
+			w.buf = make([]byte, size+size/8+512)
+		}
+		data := w.buf[:size]
+		for got := 0; got < size; {
+			m, err := unix.Pread(fd, data[got:], start+int64(got))
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || m == 0 {
+				// Changed or unreadable since the check: read it whole, as a walk
+				// would find it.
+				return false
+			}
+			got += m
+		}
+		read += int64(size)
+		base := int(t.line[first]) - 1
+		switch g.opts.Mode {
+		case FilesWithMatches:
+			g.m.matchLines(data, w.find, func(_, _ int) bool {
+				n++
+				return false
+			})
+		case Count:
+			g.m.matchLines(data, w.find, func(_, _ int) bool {
+				n++
+				return true
+			})
+		default:
+			hits = hits[:0]
+			ln := lineCounter{}
+			g.m.matchLines(data, w.find, func(s, e int) bool {
+				n++
+				if len(out)+len(hits) < g.opts.Keep {
+					hits = append(hits, span{s, e, base + ln.at(data, s)})
+				}
+				return true
+			})
+			if len(hits) > 0 {
+				lines := contextLines(data, hits, 0, 0, g.opts.Keep, g.opts.MaxLine, g.m, g.opts.OnlyMatching)
+				lines[0].Gap = lastNum > 0 && lines[0].Num > lastNum+1
+				lastNum = lines[len(lines)-1].Num
+				out = append(out, lines...)
+			}
+		}
+		if n > 0 && g.opts.Mode == FilesWithMatches {
+			break
+		}
+	}
+	w.hits = hits
+	if cap(w.buf) > 4<<20 {
+		w.buf = nil
+	}
+	if blockReadHook != nil {
+		blockReadHook(j.path, read)
+	}
+	g.searched.Add(1)
+	if n == 0 {
+		return true
+	}
+	g.files.Add(1)
+	switch g.opts.Mode {
+	case FilesWithMatches:
+		g.top.add(FileMatch{Path: j.path, ModTime: mtime, Lines: 1})
+	case Count:
+		g.lines.Add(int64(n))
+		g.top.add(FileMatch{Path: j.path, ModTime: mtime, Lines: n})
+	default:
+		g.lines.Add(int64(n))
+		g.top.add(FileMatch{Path: j.path, ModTime: mtime, Lines: n, Output: out})
+	}
+	return true
 }

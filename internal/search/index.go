@@ -507,8 +507,9 @@ func planIndex(x *Index, pattern string, ignoreCase, multiline bool) *indexPlan 
 }
 
 // skip reports whether the file of j need not be read: the index holds it as it is now
-// and it cannot match. It then counts the file as reading it would have.
-func (g *grep) skip(j *job) bool {
+// and it cannot match. It then counts the file as reading it would have. A candidate the
+// index holds is described in br, to read only its candidate blocks if it is as indexed.
+func (g *grep) skip(j *job, br *blockRead) bool {
 	p := g.plan
 	if j.parent == nil || j.open != "" {
 		p.unindexed.Add(1)
@@ -526,6 +527,7 @@ func (g *grep) skip(j *job) bool {
 		cand = p.cand
 	}
 	if candidate(cand, &f, p.multiline) {
+		*br = blockRead{f: f, cand: cand, check: true}
 		return false
 	}
 	var st unix.Stat_t

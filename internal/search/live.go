@@ -637,6 +637,7 @@ func sameScope(a, b Scope) (same bool) {
 // returns how many were read because the index did not hold them.
 func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, over overView, plan *indexPlan) (int, error) {
 	var read []int
+	var parts map[int]*blockRead // the fresh candidates of more than one block, by file
 	unindexed := 0
 	var cand trigram.Bits
 	if plan != nil {
@@ -660,6 +661,12 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			unindexed++
 		}
 		if plan == nil || !fresh || candidate(c, &e, plan.multiline) {
+			if plan != nil && fresh && e.blk != nil {
+				if parts == nil {
+					parts = map[int]*blockRead{}
+				}
+				parts[i] = &blockRead{f: e, cand: c}
+			}
 			read = append(read, i)
 			continue
 		}
@@ -693,7 +700,8 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 				if f.open == "" {
 					j.at = at
 				}
-				g.file(id, &j)
+				g.visited.Add(1)
+				g.read1(id, &j, parts[read[i]])
 			}
 		})
 	}
