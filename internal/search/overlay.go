@@ -15,13 +15,13 @@ import (
 )
 
 // overlay is a small trigram index of the files changed (or new) since their base index
-// was built, with ids of its own: a file the live list saw change is read again in the
-// background (or at once, for Boris's own writes) and indexed here, so that it is ruled
-// out like any indexed file once its entry is made. An entry only grows: a file indexed
-// again gets a new id, and the old one is left unused. Once it has given as many ids as
-// the base index holds files (at least 1,024), or holds half as many (trigram, file)
-// pairs (at least 1 Mi), it takes no more, and a new base index is built. Safe for
-// concurrent use.
+// was built, with ids of its own (one per block of lines, as in the base index): a file
+// the live list saw change is read again in the background (or at once, for Boris's own
+// writes) and indexed here, so that it is ruled out like any indexed file once its entry
+// is made. An entry only grows: a file indexed again gets new ids, and the old ones are
+// left unused. Once it has given as many ids as the base index holds (at least 1,024),
+// or holds half as many (trigram, file) pairs (at least 1 Mi), it takes no more, and a
+// new base index is built. Safe for concurrent use.
 //
 // An entry is trusted because no file event has named its file since it was read: that
 // holds for a search that takes its files from the live list. A file changed within the
@@ -51,8 +51,8 @@ func newOverlay(base *Index) *overlay {
 // maxPostings is how many (trigram, file) pairs o holds before it is full.
 func (o *overlay) maxPostings() int { return max(o.base.tri.Postings()/2, 1<<20) }
 
-// maxIDs is how many entries o takes before it is full.
-func (o *overlay) maxIDs() int { return max(len(o.base.files), 1024) }
+// maxIDs is how many ids (a file's blocks each take one) o gives before it is full.
+func (o *overlay) maxIDs() int { return max(o.base.tri.IDs(), 1024) }
 
 // add indexes the file at path; false when o is full.
 func (o *overlay) add(path string, f overFile, tris [][]trigram.Trigram) bool {
