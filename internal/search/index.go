@@ -74,7 +74,7 @@ type Indexes struct {
 type IndexInfo struct {
 	Root     string
 	Files    int   // files held
-	Postings int   // (trigram, file) pairs
+	Postings int   // (trigram, block) pairs: a small file is one block
 	Bytes    int64 // about what it takes in the heap
 	Mapped   int64 // the size of its file, mapped read-only (in the page cache, not the heap)
 	Loaded   bool  // read from the cache directory rather than built
@@ -128,7 +128,7 @@ type indexedFile struct {
 	blk                *blockTable // nil: one block, one id
 }
 
-// Files returns how many files the index holds; Postings how many (trigram, file) pairs.
+// Files returns how many files the index holds; Postings how many (trigram, block) pairs.
 func (x *Index) Files() int    { return len(x.files) }
 func (x *Index) Postings() int { return x.tri.Postings() }
 
