@@ -248,10 +248,20 @@ type span struct {
 
 // file searches the file of job j: j.path is what results show.
 func (g *grep) file(id int, j *job) {
+	g.visited.Add(1)
+	var br blockRead
+	if g.plan != nil && g.skip(j, &br) {
+		return
+	}
+	g.read1(id, j, &br)
+}
+
+// read1 reads the file of job j and searches it: only its candidate blocks when br says
+// which they are and they suffice.
+func (g *grep) read1(id int, j *job, br *blockRead) {
 	path := j.path
 	w := &g.workers[id]
-	g.visited.Add(1)
-	if g.plan != nil && g.skip(j) {
+	if br != nil && br.f.blk != nil && g.readBlocks(w, j, br) {
 		return
 	}
 	data, mtime, ok := g.read(w, j)

@@ -118,7 +118,7 @@ func (s *Indexes) yield() {
 type IndexInfo struct {
 	Root     string
 	Files    int   // files held
-	Postings int   // (trigram, file) pairs
+	Postings int   // (trigram, block) pairs: a small file is one block
 	Bytes    int64 // about what it takes in the heap
 	Mapped   int64 // the size of its file, mapped read-only (in the page cache, not the heap)
 	Loaded   bool  // read from the cache directory rather than built
@@ -169,9 +169,10 @@ type indexedFile struct {
 	size, mtime, ctime int64
 	ino                uint64
 	binary             bool
+	blk                *blockTable // nil: one block, one id
 }
 
-// Files returns how many files the index holds; Postings how many (trigram, file) pairs.
+// Files returns how many files the index holds; Postings how many (trigram, block) pairs.
 func (x *Index) Files() int    { return len(x.files) }
 func (x *Index) Postings() int { return x.tri.Postings() }
 
@@ -418,11 +419,12 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 	x := &Index{root: root, files: map[string]indexedFile{}, tmp: tmp}
 	tw := trigram.NewWriter(file, indexSegment)
 	var paths []string
+	var next uint32 // the next id
 	var mu sync.Mutex
 	var werr error
 	type worker struct {
 		buf   []byte
-		tris  []trigram.Trigram
+		tris  [][]trigram.Trigram
 		seen  trigram.Seen
 		niced bool
 	}
@@ -476,19 +478,29 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 		}
 		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
 		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
-		wk.tris = wk.tris[:0]
+		var tris [][]trigram.Trigram
 		if !f.binary {
-			wk.tris, _ = wk.seen.Distinct(data, wk.tris, 0)
+			f.blk = splitBlocks(data)
+			wk.tris = blockTris(f.blk, data, &wk.seen, wk.tris)
+			tris = wk.tris
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		if werr != nil {
 			return
 		}
-		f.id = uint32(len(paths))
+		f.id = next
+		next += uint32(f.blocks())
 		x.files[j.path] = f
 		paths = append(paths, j.path)
-		werr = tw.Add(f.id, wk.tris)
+		if tris == nil {
+			werr = tw.Add(f.id, nil)
+		}
+		for i, t := range tris {
+			if werr == nil {
+				werr = tw.Add(f.id+uint32(i), t)
+			}
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -511,6 +523,7 @@ type indexPlan struct {
 	x         *Index
 	cand      trigram.Bits
 	q         *trigram.Query
+	multiline bool
 	over      overView
 	pruned    atomic.Int64 // files not read
 	unindexed atomic.Int64 // files read because the index did not hold them fresh
@@ -538,12 +551,13 @@ func planIndex(x *Index, pattern string, ignoreCase, multiline bool) *indexPlan 
 	if cand == nil {
 		return nil
 	}
-	return &indexPlan{x: x, cand: cand, q: q}
+	return &indexPlan{x: x, cand: cand, q: q, multiline: multiline}
 }
 
 // skip reports whether the file of j need not be read: the index holds it as it is now
-// and it cannot match. It then counts the file as reading it would have.
-func (g *grep) skip(j *job) bool {
+// and it cannot match. It then counts the file as reading it would have. A candidate the
+// index holds is described in br, to read only its candidate blocks if it is as indexed.
+func (g *grep) skip(j *job, br *blockRead) bool {
 	p := g.plan
 	if j.parent == nil || j.open != "" {
 		p.unindexed.Add(1)
@@ -560,7 +574,8 @@ func (g *grep) skip(j *job) bool {
 		}
 		cand = p.cand
 	}
-	if cand.Has(f.id) {
+	if candidate(cand, &f, p.multiline) {
+		*br = blockRead{f: f, cand: cand, check: true}
 		return false
 	}
 	var st unix.Stat_t

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -16,10 +17,17 @@ import (
 )
 
 // An index is kept in one file (see trigram.Writer): its posting segments, then, as the
-// file's extra bytes, the root and the file table: how many files, the length of all
-// their paths together, then for each id in order the length of the path's prefix shared
-// with the one before and the rest of the path, size, mtime, ctime (varints), inode
-// (uvarint) and whether the file is binary (a byte).
+// file's extra bytes, the file table's format (tableFormat), the root and the file
+// table: how many files, the length of all their paths together, then for each file in
+// the order of its ids the length of the path's prefix shared with the one before and the
+// rest of the path, size, mtime, ctime (varints), inode (uvarint), whether the file is
+// binary (a byte), and how many blocks (ids) it has (uvarint), then for each block after
+// the first how far its start is from the one before's, in bytes and in lines (uvarints).
+// A table of another format is not read: its index is built again.
+
+// tableFormat starts the file table: a 0 byte (the first byte of a table before blocks
+// was the root's length, never 0) and the format.
+var tableFormat = []byte{0, 'B', 'L', 'K', 1}
 
 // indexPath is where the index of root is kept under dir; oldIndexPath where a gob of
 // an earlier format was.
@@ -61,7 +69,8 @@ func indexFile(dir string) (f *os.File, tmp string, err error) {
 
 // encodeFiles returns the file table of x, paths by id.
 func encodeFiles(root string, paths []string, files map[string]indexedFile) []byte {
-	out := binary.AppendUvarint(nil, uint64(len(root)))
+	out := append([]byte(nil), tableFormat...)
+	out = binary.AppendUvarint(out, uint64(len(root)))
 	out = append(out, root...)
 	out = binary.AppendUvarint(out, uint64(len(paths)))
 	total := 0
@@ -88,12 +97,22 @@ func encodeFiles(root string, paths []string, files map[string]indexedFile) []by
 			b = 1
 		}
 		out = append(out, b)
+		out = binary.AppendUvarint(out, uint64(f.blocks()))
+		if t := f.blk; t != nil {
+			for i := 1; i < len(t.off); i++ {
+				out = binary.AppendUvarint(out, uint64(t.off[i]-t.off[i-1]))
+				out = binary.AppendUvarint(out, uint64(t.line[i]-t.line[i-1]))
+			}
+		}
 		prev = p
 	}
 	return out
 }
 
-var errCorrupt = errors.New("corrupt file table")
+var (
+	errCorrupt  = errors.New("corrupt file table")
+	errOldTable = errors.New("file table of an older format")
+)
 
 // decodeFiles reads a file table of encodeFiles; its paths share one string.
 func decodeFiles(b []byte, ids int) (root string, files map[string]indexedFile, err error) {
@@ -124,9 +143,13 @@ func decodeFiles(b []byte, ids int) (root string, files map[string]indexedFile, 
 		b = b[n:]
 		return s
 	}
+	if !bytes.HasPrefix(b, tableFormat) {
+		return "", nil, errOldTable
+	}
+	b = b[len(tableFormat):]
 	root = string(bytesOf(uv()))
 	count, total := uv(), uv()
-	if err != nil || count != uint64(ids) || count > uint64(len(b)) || total > 1<<31 || total > count<<12 {
+	if err != nil || count > uint64(ids) || count > uint64(len(b)) || total > 1<<31 || total > count<<12 {
 		return "", nil, errCorrupt
 	}
 	files = make(map[string]indexedFile, count)
@@ -134,7 +157,8 @@ func decodeFiles(b []byte, ids int) (root string, files map[string]indexedFile, 
 	ends := make([]int, 0, count)
 	meta := make([]indexedFile, 0, count)
 	start := 0
-	for i := range count {
+	next := uint64(0) // the next id
+	for range count {
 		shared := uv()
 		if err != nil || shared > uint64(len(all)-start) {
 			return "", nil, errCorrupt
@@ -142,16 +166,30 @@ func decodeFiles(b []byte, ids int) (root string, files map[string]indexedFile, 
 		all = append(all, all[start:start+int(shared)]...)
 		start = len(all) - int(shared)
 		all = append(all, bytesOf(uv())...)
-		f := indexedFile{id: uint32(i), size: sv(), mtime: sv(), ctime: sv(), ino: uv()}
+		f := indexedFile{id: uint32(next), size: sv(), mtime: sv(), ctime: sv(), ino: uv()}
 		bin := bytesOf(1)
-		if err != nil {
+		blocks := uv()
+		if err != nil || blocks == 0 || blocks > uint64(ids)-next || blocks > 1 && blocks > uint64(len(b)) {
 			return "", nil, errCorrupt
 		}
 		f.binary = bin[0] == 1
+		next += blocks
+		if blocks > 1 {
+			t := &blockTable{off: make([]uint32, blocks), line: make([]uint32, blocks)}
+			t.line[0] = 1
+			for k := 1; k < int(blocks); k++ {
+				o, l := uv(), uv()
+				t.off[k], t.line[k] = t.off[k-1]+uint32(o), t.line[k-1]+uint32(l)
+				if err != nil || o == 0 || int64(t.off[k]) >= f.size || uint64(t.off[k]) < o {
+					return "", nil, errCorrupt
+				}
+			}
+			f.blk = t
+		}
 		ends = append(ends, len(all))
 		meta = append(meta, f)
 	}
-	if len(all) != int(total) {
+	if len(all) != int(total) || next != uint64(ids) {
 		return "", nil, errCorrupt
 	}
 	s := string(all) // one string for every path

@@ -1,12 +1,18 @@
 package search
 
 import (
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/mjkoo/boris/internal/search/trigram"
 )
 
 // TestFileWithManyTrigramsIndexed: a text file of more than 65,536 distinct trigrams is
@@ -39,6 +45,7 @@ func TestFileWithManyTrigramsIndexed(t *testing.T) {
 // TestSavedIndexReloaded: an index saved and loaded again holds the same files and gives
 // the same candidates.
 func TestSavedIndexReloaded(t *testing.T) {
+	tinyBlocks(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	root, cache := t.TempDir(), t.TempDir()
 	for range 80 {
@@ -58,10 +65,17 @@ func TestSavedIndexReloaded(t *testing.T) {
 	if len(y.files) != len(x.files) {
 		t.Fatalf("%d files loaded, %d saved", len(y.files), len(x.files))
 	}
+	blocks := 0
 	for p, f := range x.files {
-		if y.files[p] != f {
+		if !reflect.DeepEqual(y.files[p], f) {
 			t.Fatalf("%s: loaded %+v, saved %+v", p, y.files[p], f)
 		}
+		if f.blk != nil {
+			blocks++
+		}
+	}
+	if blocks == 0 {
+		t.Fatal("no file of more than one block")
 	}
 	for _, pat := range []string{"rareIdent", "a", "(?i)RAREIDENT|zzz", "abc.*xyz"} {
 		px, py := planIndex(x, pat, false, false), planIndex(y, pat, false, false)
@@ -83,15 +97,40 @@ func TestSavedIndexReloaded(t *testing.T) {
 	}
 }
 
-// TestBadSavedIndexRebuilt: a saved index cut short, damaged, or of the earlier gob
-// format is not used: it is removed, and the tree's index is built again.
+// oldTable is the file table of root as it was kept before files had blocks, one id each.
+func oldTable(root string, files map[string]indexedFile) (extra []byte, ids int) {
+	paths := slices.Sorted(maps.Keys(files))
+	out := binary.AppendUvarint(nil, uint64(len(root)))
+	out = append(out, root...)
+	out = binary.AppendUvarint(out, uint64(len(paths)))
+	total := 0
+	for _, p := range paths {
+		total += len(p)
+	}
+	out = binary.AppendUvarint(out, uint64(total))
+	for _, p := range paths {
+		f := files[p]
+		out = binary.AppendUvarint(out, 0)
+		out = binary.AppendUvarint(out, uint64(len(p)))
+		out = append(out, p...)
+		out = binary.AppendVarint(out, f.size)
+		out = binary.AppendVarint(out, f.mtime)
+		out = binary.AppendVarint(out, f.ctime)
+		out = binary.AppendUvarint(out, f.ino)
+		out = append(out, 0)
+	}
+	return out, len(paths)
+}
+
+// TestBadSavedIndexRebuilt: a saved index cut short, damaged, of the earlier gob format,
+// or whose file table is of the format before blocks, is not used: it is removed, and the tree's index is built again.
 func TestBadSavedIndexRebuilt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	root := t.TempDir()
 	for range 40 {
 		writeRandomFile(t, rng, randomPath(rng, root))
 	}
-	for _, bad := range []string{"cut", "damaged", "gob", "old file"} {
+	for _, bad := range []string{"cut", "damaged", "gob", "old file", "old table"} {
 		t.Run(bad, func(t *testing.T) {
 			cache := t.TempDir()
 			x, err := buildIndex(t.Context(), openScope{}, root, "", cache, nil)
@@ -117,6 +156,21 @@ func TestBadSavedIndexRebuilt(t *testing.T) {
 				// A gob index of the earlier format, where it was kept.
 				os.Rename(path, oldIndexPath(cache, root))
 				os.WriteFile(oldIndexPath(cache, root), []byte("\x1f\xff\x81gob of format 1"), 0o600)
+				data = nil
+			case "old table":
+				extra, ids := oldTable(root, x.files)
+				f, err := os.Create(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := trigram.NewWriter(f, 1<<20)
+				for id := range ids {
+					w.Add(uint32(id), nil)
+				}
+				if _, err := w.Finish(extra); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
 				data = nil
 			}
 			if data != nil {

@@ -25,14 +25,29 @@ var indexQueries = []GrepOptions{
 	{Pattern: "rare|common", Mode: Count, Filter: Filter{NoIgnore: true}},
 	{Pattern: "Handler", Filter: Filter{Hidden: true, Globs: []string{"*.go"}}},
 	{Pattern: "Handler", Filter: Filter{MaxFileSize: 60}, Mode: Count},
+	{Pattern: "rareIdent", Mode: Content, OnlyMatching: true, MaxLine: 20},
+	{Pattern: `rare\w+`, Mode: Content, OnlyMatching: true, IgnoreCase: true},
+	{Pattern: "Handler", Mode: Content, Before: 2, After: 3},
+	{Pattern: `^the\b|common$`, Mode: Content},
+	{Pattern: `(?i)kelvin\s+x`, Mode: Count},
+	{Pattern: `common\s+the`, Multiline: true, Mode: Count},
 }
 
-var indexWords = []string{"the", "rareIdent", "rareident", "func fooHandler", "barHandler()", "common", "\u212aelvin", "kelvin", "x()", "\n", "\n", " "}
+var indexWords = []string{"the", "rareIdent", "rareident", "func fooHandler", "barHandler()", "common", "\u212aelvin", "kelvin", "x()", "\n", "\n", " ",
+	"\r\n", "\n", strings.Repeat("long ", 120) + "rareIdent common", "the common\n"}
+
+// tinyBlocks makes the blocks of lines files are indexed as tiny, so that most files of
+// a test have many, until the test and its cleanups end.
+func tinyBlocks(t *testing.T) {
+	old := blockSize
+	blockSize = 24
+	t.Cleanup(func() { blockSize = old })
+}
 
 func writeRandomFile(t *testing.T, rng *rand.Rand, path string) {
 	t.Helper()
 	var b strings.Builder
-	for range rng.IntN(30) {
+	for range rng.IntN(50) {
 		b.WriteString(indexWords[rng.IntN(len(indexWords))])
 	}
 	if rng.IntN(15) == 0 {
@@ -87,6 +102,7 @@ func mutate(t *testing.T, rng *rand.Rand, root string) {
 // TestIndexMatchesScan runs every query class through a scan and through an index, fresh
 // and after random edits, deletes, renames and ignore-file changes, and finds no difference.
 func TestIndexMatchesScan(t *testing.T) {
+	tinyBlocks(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	used := map[IndexUse]int{}
 	for round := range 6 {

@@ -110,6 +110,7 @@ type fileRef struct {
 	held   bool
 	binary bool
 	size   int64
+	blk    *blockTable
 }
 
 // refsOf returns what the index holds of each of the entries of the directory at path.
@@ -120,7 +121,7 @@ func (l *live) refsOf(path string, entries []fs.DirEntry) []fileRef {
 			continue
 		}
 		if x, ok := l.x.files[joinPath(path, e.Name())]; ok {
-			refs[i] = fileRef{id: x.id, held: true, binary: x.binary, size: x.size}
+			refs[i] = fileRef{id: x.id, held: true, binary: x.binary, size: x.size, blk: x.blk}
 		}
 	}
 	return refs
@@ -133,6 +134,7 @@ type liveFile struct {
 	id     uint32
 	size   int64
 	binary bool
+	blk    *blockTable
 	held   bool // in the index
 }
 
@@ -562,7 +564,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job, ref *fileRef) {
 		f := liveFile{path: nj.path, open: nj.open}
 		if ref.held && nj.open == "" {
-			f.id, f.size, f.binary, f.held = ref.id, ref.size, ref.binary, true
+			f.id, f.size, f.binary, f.blk, f.held = ref.id, ref.size, ref.binary, ref.blk, true
 		}
 		ll.files = append(ll.files, f)
 	})
@@ -693,6 +695,7 @@ func sameScope(a, b Scope) (same bool) {
 // returns how many were read because the index did not hold them.
 func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, over overView, plan *indexPlan) (int, error) {
 	var read []int
+	var parts map[int]*blockRead // the fresh candidates of more than one block, by file
 	unindexed := 0
 	var cand trigram.Bits
 	if plan != nil {
@@ -709,7 +712,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if len(dirty) > 0 {
 			_, stale = dirty[f.path]
 		}
-		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary}, f.held && !stale, cand
+		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk}, f.held && !stale, cand
 		if !stale && f.open == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
@@ -723,7 +726,13 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if !fresh {
 			unindexed++
 		}
-		if plan == nil || !fresh || c.Has(e.id) {
+		if plan == nil || !fresh || candidate(c, &e, plan.multiline) {
+			if plan != nil && fresh && e.blk != nil {
+				if parts == nil {
+					parts = map[int]*blockRead{}
+				}
+				parts[i] = &blockRead{f: e, cand: c}
+			}
 			read = append(read, i)
 			continue
 		}
@@ -763,7 +772,8 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 				if f.open == "" {
 					j.at = at
 				}
-				g.file(id, &j)
+				g.visited.Add(1)
+				g.read1(id, &j, parts[read[i]])
 			}
 		})
 	}

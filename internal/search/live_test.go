@@ -72,6 +72,7 @@ func git(t *testing.T, dir string, args ...string) {
 // many files, after mkdir and rmdir, and after random edits, deletes, renames and
 // ignore-file changes, and finds no difference.
 func TestLiveMatchesScan(t *testing.T) {
+	tinyBlocks(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,13 +15,13 @@ import (
 )
 
 // overlay is a small trigram index of the files changed (or new) since their base index
-// was built, with ids of its own: a file the live list saw change is read again in the
-// background (or at once, for Boris's own writes) and indexed here, so that it is ruled
-// out like any indexed file once its entry is made. An entry only grows: a file indexed
-// again gets a new id, and the old one is left unused. Once it has given as many ids as
-// the base index holds files (at least 1,024), or holds half as many (trigram, file)
-// pairs (at least 1 Mi), it takes no more, and a new base index is built. Safe for
-// concurrent use.
+// was built, with ids of its own (one per block of lines, as in the base index): a file
+// the live list saw change is read again in the background (or at once, for Boris's own
+// writes) and indexed here, so that it is ruled out like any indexed file once its entry
+// is made. An entry only grows: a file indexed again gets new ids, and the old ones are
+// left unused. Once it has given as many ids as the base index holds (at least 1,024),
+// or holds half as many (trigram, file) pairs (at least 1 Mi), it takes no more, and a
+// new base index is built. Safe for concurrent use.
 //
 // An entry is trusted because no file event has named its file since it was read: that
 // holds for a search that takes its files from the live list. A file changed within the
@@ -51,24 +52,30 @@ func newOverlay(base *Index) *overlay {
 // maxPostings is how many (trigram, file) pairs o holds before it is full.
 func (o *overlay) maxPostings() int { return max(o.base.tri.Postings()/2, 1<<20) }
 
-// maxIDs is how many entries o takes before it is full.
-func (o *overlay) maxIDs() int { return max(len(o.base.files), 1024) }
+// maxIDs is how many ids (a file's blocks each take one) o gives before it is full.
+func (o *overlay) maxIDs() int { return max(o.base.tri.IDs(), 1024) }
 
 // add indexes the file at path; false when o is full.
-func (o *overlay) add(path string, f overFile, tris []trigram.Trigram) bool {
+func (o *overlay) add(path string, f overFile, tris [][]trigram.Trigram) bool {
+	n := 0
+	for _, t := range tris {
+		n += len(t)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.full || int(o.next) >= o.maxIDs() || o.tri.Postings()+len(tris) > o.maxPostings() {
+	if o.full || int(o.next)+len(tris) > o.maxIDs() || o.tri.Postings()+n > o.maxPostings() {
 		o.full = true
 		return false
 	}
 	f.id = o.next
-	o.next++
+	o.next += uint32(len(tris))
 	if _, ok := o.files[path]; !ok {
 		o.dirs[parentDir(path)]++
 	}
 	o.files[path] = f
-	o.tri.Add(f.id, tris)
+	for i, t := range tris {
+		o.tri.Add(f.id+uint32(i), t)
+	}
 	return true
 }
 
@@ -160,6 +167,8 @@ func sameStat(st *unix.Stat_t, f indexedFile) bool {
 		st.Ctim.Nano() == f.ctime && st.Ino == f.ino
 }
 
+var seenPool = sync.Pool{New: func() any { return new(trigram.Seen) }}
+
 // reindexBatch is how many changed files the background goroutine reads between two
 // looks at the events.
 const reindexBatch = 256
@@ -169,8 +178,8 @@ type reindexed struct {
 	path string
 	seq  uint64 // its mark when read
 	f    overFile
-	tris []trigram.Trigram
-	ok   bool // indexable; otherwise left to be read
+	tris [][]trigram.Trigram // by block; one empty block for a binary file
+	ok   bool                // indexable; otherwise left to be read
 }
 
 // kickReindex wakes the background goroutine that indexes changed files.
@@ -306,10 +315,17 @@ func (l *live) readOne(root int, r *reindexed, buf *[]byte) {
 	r.f.racy = time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds()
 	r.f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
 	if r.f.binary {
-		r.ok = true
+		r.tris, r.ok = [][]trigram.Trigram{nil}, true
 		return
 	}
-	r.tris, r.ok = trigram.Of(data, nil, 0)
+	r.f.blk = splitBlocks(data)
+	seen := seenPool.Get().(*trigram.Seen)
+	r.tris = blockTris(r.f.blk, data, seen, nil)
+	seenPool.Put(seen)
+	for _, t := range r.tris {
+		slices.Sort(t)
+	}
+	r.ok = true
 }
 
 // clean forgets that the file at path changed: its overlay entry is fresh. l.mu is held.

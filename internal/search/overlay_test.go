@@ -41,6 +41,7 @@ func overlaySize(ix *Indexes, root string) int {
 // random edits, deletes and renames, each time once the changed files are indexed again,
 // and finds no difference.
 func TestOverlayMatchesScan(t *testing.T) {
+	tinyBlocks(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
