@@ -81,6 +81,7 @@ type live struct {
 	// (sed -i, git checkout) and make every list again for nothing.
 	relist     []*liveDir
 	drained    func() // if set, called by follow after each batch of events, l.mu held
+	started    bool   // the first listing is done
 	broken     error  // set once the list cannot be trusted
 	closed     bool
 	done       chan struct{} // closed when the event goroutine has ended
@@ -101,6 +102,10 @@ type liveDir struct {
 	// rulesChanged says an ignore file of it changed: it is listed again with all below.
 	rulesChanged bool
 	queued       bool // in live.relist
+	// touched says a file of it may have changed since the base index was built (one was
+	// marked, or the overlay may hold one): a search looks up only such a directory's
+	// files among the changed ones and in the overlay.
+	touched atomic.Bool
 }
 
 // fileRef is what an index holds of a directory entry: held is false when it holds
@@ -135,7 +140,8 @@ type liveFile struct {
 	size   int64
 	binary bool
 	blk    *blockTable
-	held   bool // in the index
+	held   bool     // in the index
+	dir    *liveDir // its directory
 }
 
 // liveList is what a walk of a live tree with given filters found.
@@ -180,6 +186,7 @@ func buildLive(ctx context.Context, x *Index, over *overlay, top string, full, p
 	l.walk, err = newWalker(ctx, x.root, allScope{}, &Filter{Hidden: true, Top: top}, nil)
 	if err == nil {
 		err = l.addDir(x.root, l.walk.parentRules(x.root))
+		l.started = true
 	}
 	if err == nil {
 		err = ctx.Err()
@@ -245,6 +252,9 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 		return nil
 	}
 	d := &liveDir{path: path, wd: -1}
+	// A directory listed after the first listing may be one whose files were marked, or
+	// are in the overlay, under an earlier listing of it.
+	d.touched.Store(l.started || l.over.holdsDir(path))
 	l.dirs[path] = d
 	wd, err := l.w.add(path)
 	switch {
@@ -320,6 +330,9 @@ func (l *live) check(dirfd int, path, name string, ref *fileRef) {
 }
 
 func (l *live) markDirty(path string) {
+	if d := l.dirs[parentDir(path)]; d != nil {
+		d.touched.Store(true)
+	}
 	l.seq++
 	l.marks[path] = l.seq
 	if _, ok := l.dirty[path]; ok {
@@ -561,8 +574,8 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 		return ll, l.dirty, over, nil
 	}
 	ll := &liveList{scope: scope, files: make([]liveFile, 0, l.sizes[key])}
-	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job, ref *fileRef) {
-		f := liveFile{path: nj.path, open: nj.open}
+	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job, d *liveDir, ref *fileRef) {
+		f := liveFile{path: nj.path, open: nj.open, dir: d}
 		if ref.held && nj.open == "" {
 			f.id, f.size, f.binary, f.blk, f.held = ref.id, ref.size, ref.binary, ref.blk, true
 		}
@@ -589,7 +602,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 // the directory start with w's filters, and chain the rules above start, would visit, and
 // counts in w what the walk would count; links says whether the list held a symlink, ok
 // false that a directory the walk enters is not in the list. l.mu is held.
-func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir func(nj *job), file func(nj *job, ref *fileRef)) (links, ok bool) {
+func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir func(nj *job), file func(nj *job, d *liveDir, ref *fileRef)) (links, ok bool) {
 	var walk func(d *liveDir, ign *ignoreChain) bool
 	walk = func(d *liveDir, ign *ignoreChain) bool {
 		if d.unreadable {
@@ -626,7 +639,7 @@ func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir func
 					return false
 				}
 			default:
-				file(&nj, &d.refs[i])
+				file(&nj, d, &d.refs[i])
 			}
 		}
 		return true
@@ -654,7 +667,7 @@ func (l *live) find(w *walker, start string) ([]job, error) {
 	}
 	var jobs []job
 	add := func(nj *job) { jobs = append(jobs, *nj) }
-	if _, ok := l.visitLocked(w, start, chain, add, func(nj *job, _ *fileRef) { add(nj) }); !ok {
+	if _, ok := l.visitLocked(w, start, chain, add, func(nj *job, _ *liveDir, _ *fileRef) { add(nj) }); !ok {
 		return nil, errNotListed
 	}
 	return jobs, nil
@@ -708,12 +721,14 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	var tooLarge, searched, binary int64
 	for i := range ll.files {
 		f := &ll.files[i]
-		stale := false
-		if len(dirty) > 0 {
+		// Only a file of a touched directory can be among the changed files or in the
+		// overlay: one marked was marked after its directory was touched.
+		touched, stale := f.dir == nil || f.dir.touched.Load(), false
+		if touched && len(dirty) > 0 {
 			_, stale = dirty[f.path]
 		}
 		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk}, f.held && !stale, cand
-		if !stale && f.open == "" && over.ids > 0 {
+		if touched && !stale && f.open == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
 			switch o, seen := over.entryLocked(f.path, &memo); seen {

@@ -79,6 +79,16 @@ func (o *overlay) add(path string, f overFile, tris [][]trigram.Trigram) bool {
 	return true
 }
 
+// holdsDir reports whether o holds a file of the directory at path.
+func (o *overlay) holdsDir(path string) bool {
+	if o == nil {
+		return false
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.dirs[path] > 0
+}
+
 // isFull reports whether o takes no more entries.
 func (o *overlay) isFull() bool {
 	if o == nil {
