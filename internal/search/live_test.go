@@ -22,6 +22,22 @@ func (s *Indexes) liveOf(root string) *live {
 	return nil
 }
 
+// indexed makes ix the indexes of q, closed and waited for when the test ends, and
+// searches root with q once, so that an index and its live list are built, and waits
+// for them.
+func indexed(t *testing.T, ix *Indexes, root string, q *GrepOptions) {
+	t.Helper()
+	t.Cleanup(func() {
+		ix.Close()
+		ix.Wait()
+	})
+	q.Indexes = ix
+	if _, err := Grep(t.Context(), openScope{}, root, *q); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+}
+
 // compareAll runs every query class by scan and through ix and fails on a difference.
 func compareAll(t *testing.T, ix *Indexes, root, state string) {
 	t.Helper()
@@ -258,13 +274,7 @@ func TestLiveOverflowWalks(t *testing.T) {
 	q := GrepOptions{Pattern: "rareIdent"}
 	root, _ := liveTree(t, q)
 	ix := &Indexes{MinFiles: 20}
-	defer ix.Wait()
-	defer ix.Close()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	l := ix.liveOf(root)
 	if l == nil {
 		t.Fatal("no live list")
@@ -343,13 +353,7 @@ func TestLiveIgnoreChangeRelists(t *testing.T) {
 		os.WriteFile(filepath.Join(root, fmt.Sprintf("d2/sub/g%d.txt", i)), []byte("rareIdent\n"), 0o644)
 	}
 	ix := &Indexes{MinFiles: 20}
-	defer ix.Wait()
-	defer ix.Close()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	l := ix.liveOf(root)
 	steps := []struct{ file, data string }{
 		{"d2/.gitignore", "g1.txt\n"},
@@ -398,13 +402,7 @@ func TestLiveTempFileKeepsList(t *testing.T) {
 	q := GrepOptions{Pattern: "rareIdent"}
 	root, _ := liveTree(t, q)
 	ix := &Indexes{MinFiles: 20}
-	defer ix.Wait()
-	defer ix.Close()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	l := caughtUp(t, ix, root)
 	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
 		t.Fatal(err)

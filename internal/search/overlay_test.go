@@ -178,14 +178,8 @@ func TestOverlayPrunesChangedFile(t *testing.T) {
 	var once sync.Once
 	let := func() { once.Do(func() { close(release) }) }
 	ix := &Indexes{MinFiles: 20, heldReindex: func() { <-release }}
-	defer ix.Wait()
-	defer ix.Close()
 	defer let()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	changed, added := filepath.Join(root, "d1/f01.txt"), filepath.Join(root, "d2/new.txt")
 	if err := os.WriteFile(changed, []byte("something else entirely\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -247,14 +241,8 @@ func TestOverlayHeldSearchesRead(t *testing.T) {
 	var once sync.Once
 	let := func() { once.Do(func() { close(release) }) }
 	ix := &Indexes{MinFiles: 20, heldReindex: func() { <-release }}
-	defer ix.Wait()
-	defer ix.Close()
 	defer let()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	changed := filepath.Join(root, "d1/f01.txt")
 	if err := os.WriteFile(changed, []byte("no match here\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -295,13 +283,7 @@ func TestOverlayWaitsForSearches(t *testing.T) {
 	paused := make(chan struct{})
 	var once sync.Once
 	ix := &Indexes{MinFiles: 20, paused: func() { once.Do(func() { close(paused) }) }}
-	defer ix.Wait()
-	defer ix.Close()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	caughtUp(t, ix, root)
 	end := ix.begin()
 	if err := os.WriteFile(filepath.Join(root, "d1/f01.txt"), []byte("rareIdent again\n"), 0o644); err != nil {
@@ -327,13 +309,7 @@ func TestOverlayFullRebuilds(t *testing.T) {
 	q := GrepOptions{Pattern: "rareIdent"}
 	root, want := liveTree(t, q)
 	ix := &Indexes{MinFiles: 20}
-	defer ix.Wait()
-	defer ix.Close()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	x, _, o := ix.lookup(root)
 	o.mu.Lock()
 	o.next = uint32(o.maxIDs()) // as if that many files had been indexed again
@@ -362,13 +338,7 @@ func TestOverlayRacyEntry(t *testing.T) {
 	reads := countReads(t, root)
 	ix := &Indexes{MinFiles: 20}
 	defer func(w time.Duration) { racyWindow = w }(racyWindow)
-	defer ix.Wait()
-	defer ix.Close()
-	q.Indexes = ix
-	if _, err := Grep(t.Context(), openScope{}, root, q); err != nil {
-		t.Fatal(err)
-	}
-	ix.Wait()
+	indexed(t, ix, root, &q)
 	l := caughtUp(t, ix, root)
 	// The goroutine that indexes changed files reads racyWindow after taking l.mu.
 	l.mu.Lock()
