@@ -23,8 +23,8 @@ const (
 	DefaultIndexFiles = 50_000
 	maxIndexedFile    = 4 << 20 // bytes
 	// indexSegment is about how many bytes of postings a build keeps in memory before it
-	// writes them to the index file as a segment.
-	indexSegment = 32 << 20
+	// writes them out as a segment, to be merged with the others when the build ends.
+	indexSegment = 16 << 20
 )
 
 // racyWindow: a file changed this recently is not indexed, since file times come from a
@@ -418,6 +418,8 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 	}()
 	x := &Index{root: root, files: map[string]indexedFile{}, tmp: tmp}
 	tw := trigram.NewWriter(file, indexSegment)
+	defer tw.Close()
+	tw.Pause = pause
 	var paths []string
 	var next uint32 // the next id
 	var mu sync.Mutex
@@ -511,7 +513,17 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 	if werr != nil {
 		return nil, werr
 	}
-	if x.tri, err = tw.Finish(encodeFiles(root, paths, x.files)); err != nil {
+	// The segments are merged at the lowest CPU priority too, on a thread that ends with
+	// its goroutine.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		idleThread()
+		x.tri, err = tw.Finish(encodeFiles(root, paths, x.files))
+	}()
+	<-done
+	if err != nil {
 		return nil, err
 	}
 	return x, nil

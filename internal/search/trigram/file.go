@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -36,8 +37,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Writer writes an index to a file, a segment at a time: postings are added in memory
-// until they take budget bytes, then written out as a segment.
+// Writer writes an index to a file. Postings are added in memory until they take budget
+// bytes, then written out as a segment to a scratch file beside it; Finish merges those
+// segments into one (a few for a huge index), so that each trigram has one entry in one
+// table rather than one in every segment.
 type Writer struct {
 	f        *os.File
 	w        *bufio.Writer
@@ -50,6 +53,14 @@ type Writer struct {
 	ids      int
 	postings int
 	err      error
+
+	scratch *os.File // the segments flushed, unlinked; nil until the first
+	sw      *bufio.Writer
+	soff    uint64
+	sdir    []uint64 // where each segment starts in scratch
+
+	// Pause, if set, is called now and then while Finish merges, to let others go first.
+	Pause func()
 }
 
 // NewWriter starts an index in f, which must be empty, keeping at most about budget
@@ -89,24 +100,104 @@ func (w *Writer) Add(id uint32, tris []Trigram) error {
 // HeapBytes is about what the postings kept in memory take.
 func (w *Writer) HeapBytes() int64 { return w.mem.heapBytes() }
 
-// flush writes the postings in memory as a segment and starts the next.
+// flush writes the postings in memory as a segment to the scratch file and starts the
+// next.
 func (w *Writer) flush() {
 	w.mem.drain()
-	if len(w.mem.tris) > 0 {
-		w.dir = append(w.dir, w.off)
-		w.mem.encode(func(b []byte) {
-			w.crc.Write(b)
-			w.write(b)
-		}, w.write)
+	if len(w.mem.tris) > 0 && w.err == nil {
+		if w.scratch == nil {
+			w.scratch, w.err = scratchFile(w.f)
+			if w.err != nil {
+				return
+			}
+			w.sw = bufio.NewWriterSize(w.scratch, 1<<20)
+		}
+		w.sdir = append(w.sdir, w.soff)
+		put := func(b []byte) {
+			if w.err == nil {
+				_, w.err = w.sw.Write(b)
+				w.soff += uint64(len(b))
+			}
+		}
+		w.mem.encode(put, put, true)
 	}
 	w.mem = newMem(uint32(w.ids))
+}
+
+// scratchFile is an unlinked file in near's directory.
+func scratchFile(near *os.File) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(near.Name()), ".tri-scratch-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}
+
+// Close lets go of what an unfinished Writer holds; Finish does too.
+func (w *Writer) Close() {
+	if w.scratch != nil {
+		w.scratch.Close()
+		w.scratch, w.sw = nil, nil
+	}
+	w.mem = newMem(uint32(w.ids))
+}
+
+// segments writes the index's segments to f: the postings in memory as they are when
+// nothing was flushed, else the flushed segments and those merged.
+func (w *Writer) segments() {
+	w.mem.drain()
+	if w.scratch == nil {
+		if len(w.mem.tris) > 0 {
+			w.dir = append(w.dir, w.off)
+			w.mem.encode(func(b []byte) {
+				w.crc.Write(b)
+				w.write(b)
+			}, w.write, false)
+		}
+		return
+	}
+	w.flush()
+	w.mem = nil // free before the merge
+	if w.err == nil {
+		w.err = w.sw.Flush()
+	}
+	if w.err != nil {
+		return
+	}
+	data, err := unix.Mmap(int(w.scratch.Fd()), 0, int(w.soff), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		w.err = fmt.Errorf("map the index's segments: %w", err)
+		return
+	}
+	defer unix.Munmap(data)
+	var group []scratchSeg
+	var size int
+	for i, off := range w.sdir {
+		end := w.soff
+		if i+1 < len(w.sdir) {
+			end = w.sdir[i+1]
+		}
+		s, ok := parseScratch(data[off:end])
+		if !ok {
+			w.err = errors.New("index segment unreadable")
+			return
+		}
+		if len(group) > 0 && size+len(s.post) > mergeLimit {
+			w.merge(group)
+			group, size = nil, 0
+		}
+		group = append(group, s)
+		size += len(s.post)
+	}
+	w.merge(group)
 }
 
 // Finish writes the last segment, extra and the footer, and returns the index, mapped
 // from the file; f may be closed then.
 func (w *Writer) Finish(extra []byte) (*Index, error) {
-	w.mem.drain()
-	w.flush()
+	w.segments()
+	w.Close()
 	extraOff := w.off
 	w.crc.Write(extra)
 	w.write(extra)

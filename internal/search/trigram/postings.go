@@ -2,6 +2,8 @@ package trigram
 
 import (
 	"encoding/binary"
+	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -212,21 +214,35 @@ func (m *memIndex) orInto(b Bits, t Trigram) {
 // table of 8 bytes per trigram, sorted: the trigram (uint32) and where its list starts
 // among the posting bytes (uint32, the high bit set for a bitmap); then the posting
 // bytes. A list ends where the next begins.
-func (m *memIndex) encode(head, post func([]byte)) {
+//
+// In the scratch form, which only [Writer.merge] reads, every list is deltas, and the
+// table is followed by the last id of each list (uint32 each).
+func (m *memIndex) encode(head, post func([]byte), scratch bool) {
 	order := make([]int32, len(m.tris))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return int(m.tris[a]) - int(m.tris[b]) })
 	bmLen := int(m.count+7) / 8
-	out := make([]byte, segHeader+8*len(order))
+	if scratch {
+		bmLen = math.MaxInt
+	}
+	entry := 8
+	if scratch {
+		entry = 12
+	}
+	out := make([]byte, segHeader+entry*len(order))
 	binary.LittleEndian.PutUint32(out, m.base)
 	binary.LittleEndian.PutUint32(out[4:], m.count)
 	binary.LittleEndian.PutUint32(out[8:], uint32(len(order)))
 	off := uint32(0)
+	lasts := out[segHeader+8*len(order):]
 	for k, s := range order {
 		p := &m.lists[s]
 		binary.LittleEndian.PutUint32(out[segHeader+8*k:], uint32(m.tris[s]))
+		if scratch {
+			binary.LittleEndian.PutUint32(lasts[4*k:], p.next-1)
+		}
 		if len(p.buf) > bmLen {
 			binary.LittleEndian.PutUint32(out[segHeader+8*k+4:], off|1<<31)
 			off += uint32(bmLen)
@@ -237,10 +253,13 @@ func (m *memIndex) encode(head, post func([]byte)) {
 	}
 	binary.LittleEndian.PutUint32(out[12:], off)
 	head(out)
-	bm := make([]byte, bmLen)
+	var bm []byte
 	for _, s := range order {
 		p := &m.lists[s]
 		if len(p.buf) > bmLen {
+			if bm == nil {
+				bm = make([]byte, bmLen)
+			}
 			clear(bm)
 			decodeDeltas(p.buf, 2*len(p.buf)-b2i(p.half), m.base, func(id uint32) {
 				i := id - m.base
@@ -298,8 +317,8 @@ func parseSegment(b []byte, ids int) (segment, int, bool) {
 	return s, int(size), true
 }
 
-// orInto sets in b the ids of s holding t.
-func (s *segment) orInto(b Bits, t Trigram) {
+// find returns the position of t in s's table, or -1.
+func (s *segment) find(t Trigram) int {
 	n := len(s.table) / 8
 	lo, hi := 0, n
 	for lo < hi {
@@ -311,25 +330,70 @@ func (s *segment) orInto(b Bits, t Trigram) {
 		}
 	}
 	if lo == n || Trigram(binary.LittleEndian.Uint32(s.table[8*lo:])) != t {
+		return -1
+	}
+	return lo
+}
+
+// tri is the trigram at position k of s's table.
+func (s *segment) tri(k int) Trigram { return Trigram(binary.LittleEndian.Uint32(s.table[8*k:])) }
+
+// list returns the list at position k of s's table, and whether it is a bitmap (cut to
+// the segment's ids).
+func (s *segment) list(k int) (list []byte, bitmap bool) {
+	raw := binary.LittleEndian.Uint32(s.table[8*k+4:])
+	start, end := raw&^(1<<31), uint32(len(s.post))
+	if 8*(k+1) < len(s.table) {
+		end = binary.LittleEndian.Uint32(s.table[8*k+12:]) &^ (1 << 31)
+	}
+	list = s.post[start:end]
+	if raw&(1<<31) == 0 {
+		return list, false
+	}
+	if len(list) > int(s.count+7)/8 {
+		list = list[:(s.count+7)/8]
+	}
+	return list, true
+}
+
+// orInto sets in b the ids of s holding t.
+func (s *segment) orInto(b Bits, t Trigram) {
+	k := s.find(t)
+	if k < 0 {
 		return
 	}
-	raw := binary.LittleEndian.Uint32(s.table[8*lo+4:])
-	start, end := raw&^(1<<31), uint32(len(s.post))
-	if lo+1 < n {
-		end = binary.LittleEndian.Uint32(s.table[8*lo+12:]) &^ (1 << 31)
-	}
-	list := s.post[start:end]
-	limit := s.base + s.count
-	if raw&(1<<31) != 0 {
-		if len(list) > int(s.count+7)/8 {
-			list = list[:(s.count+7)/8]
-		}
+	list, bitmap := s.list(k)
+	if bitmap {
 		orBitmap(b, list, s.base, s.count)
 		return
 	}
+	limit := s.base + s.count
 	decodeDeltas(list, 2*len(list), s.base, func(id uint32) {
 		if id < limit {
 			b.set(id)
 		}
 	})
+}
+
+// each calls fn with each id, increasing, of the list at position k of s's table.
+func (s *segment) each(k int, fn func(uint32)) {
+	list, bitmap := s.list(k)
+	if !bitmap {
+		limit := s.base + s.count
+		decodeDeltas(list, 2*len(list), s.base, func(id uint32) {
+			if id < limit {
+				fn(id)
+			}
+		})
+		return
+	}
+	for i, c := range list {
+		for c != 0 {
+			j := uint32(bits.TrailingZeros8(c))
+			c &= c - 1
+			if id := uint32(i)*8 + j; id < s.count {
+				fn(s.base + id)
+			}
+		}
+	}
 }

@@ -116,16 +116,22 @@ func TestPostingsRoundTrip(t *testing.T) {
 		dense  float64
 		budget int64
 		batch  int
+		merge  int // mergeLimit
+		segs   int // segments written
 	}{
-		{"empty", 0, 0, 1 << 20, batch},
-		{"one file", 1, 0.5, 1 << 20, batch},
-		{"sparse, one segment", 500, 0.02, 1 << 30, batch},
-		{"dense, one segment", 500, 0.9, 1 << 30, batch},
-		{"mixed, a segment per file", 70, 0.3, 1, 1},
-		{"dense, many segments", 3000, 0.6, 4 << 10, 7},
-		{"sparse, many segments", 3000, 0.05, 4 << 10, 64},
+		{"empty", 0, 0, 1 << 20, batch, mergeLimit, 0},
+		{"one file", 1, 0.5, 1 << 20, batch, mergeLimit, 1},
+		{"sparse, one segment", 500, 0.02, 1 << 30, batch, mergeLimit, 1},
+		{"dense, one segment", 500, 0.9, 1 << 30, batch, mergeLimit, 1},
+		{"mixed, a segment per file", 70, 0.3, 1, 1, 0, 70},
+		{"mixed, a segment per file, merged", 70, 0.3, 1, 1, mergeLimit, 1},
+		{"dense, many segments merged", 3000, 0.6, 4 << 10, 7, mergeLimit, 1},
+		{"sparse, many segments merged", 3000, 0.05, 4 << 10, 64, mergeLimit, 1},
+		{"sparse, many segments merged in groups", 3000, 0.05, 4 << 10, 64, 8 << 10, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer func(m int) { mergeLimit = m }(mergeLimit)
+			mergeLimit = tc.merge
 			s := randomPostings(rng, 0, tc.n, tc.dense)
 			mem := New()
 			for i, id := range s.ids {
@@ -134,8 +140,8 @@ func TestPostingsRoundTrip(t *testing.T) {
 			s.check(t, mem, "in memory")
 			x, path := writeIndex(t, t.TempDir(), s, tc.budget, tc.batch)
 			s.check(t, x, "written")
-			if tc.budget == 1 && len(x.segs) != tc.n {
-				t.Fatalf("%d segments, want one per file", len(x.segs))
+			if tc.segs > 0 && len(x.segs) != tc.segs || tc.segs == 0 && tc.n > 0 && (len(x.segs) < 2 || len(x.segs) > 8) {
+				t.Fatalf("%d segments, want %d", len(x.segs), tc.segs)
 			}
 			f, err := os.Open(path)
 			if err != nil {
@@ -166,6 +172,8 @@ func TestPostingsRoundTrip(t *testing.T) {
 // TestPostingsSegmentBoundary: bitmap lists of segments that start and end within a word
 // of the candidate set set only their own ids.
 func TestPostingsSegmentBoundary(t *testing.T) {
+	defer func(m int) { mergeLimit = m }(mergeLimit)
+	mergeLimit = 0 // each segment flushed stays one
 	for _, size := range []int{1, 7, 63, 64, 65, 100} {
 		s := postingSet{want: map[Trigram][]uint32{}}
 		for id := range uint32(300) {
