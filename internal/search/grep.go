@@ -264,7 +264,11 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 	if br != nil && br.f.blk != nil && g.readBlocks(w, j, br) {
 		return
 	}
-	data, mtime, ok := g.read(w, j)
+	var known *indexedFile
+	if br != nil && br.f.blk == nil && !br.check {
+		known = &br.f
+	}
+	data, mtime, ok := g.read(w, j, known)
 	if !ok {
 		return
 	}
@@ -315,15 +319,19 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 	}
 }
 
-// read loads a regular file into the worker's buffer; see readFile.
-func (g *grep) read(w *grepWorker, j *job) ([]byte, time.Time, bool) {
+// read loads a regular file into the worker's buffer; see readFile. known, if set, is
+// the file as the index holds it, fresh (see readKnown).
+func (g *grep) read(w *grepWorker, j *job, known *indexedFile) ([]byte, time.Time, bool) {
 	if readHook != nil {
 		readHook(j.path)
 	}
 	fd, err := openJob(g.scope, j, os.O_RDONLY)
 	var data []byte
 	var mtime time.Time
-	if err == nil {
+	switch {
+	case err == nil && known != nil:
+		data, mtime, err = readKnown(fd, &w.buf, known.size, known.mtime, g.opts.MaxFileSize)
+	case err == nil:
 		data, mtime, err = readFile(fd, &w.buf, g.opts.MaxFileSize)
 	}
 	switch {

@@ -115,6 +115,7 @@ type fileRef struct {
 	held   bool
 	binary bool
 	size   int64
+	mtime  int64
 	blk    *blockTable
 }
 
@@ -126,7 +127,7 @@ func (l *live) refsOf(path string, entries []fs.DirEntry) []fileRef {
 			continue
 		}
 		if x, ok := l.x.files[joinPath(path, e.Name())]; ok {
-			refs[i] = fileRef{id: x.id, held: true, binary: x.binary, size: x.size, blk: x.blk}
+			refs[i] = fileRef{id: x.id, held: true, binary: x.binary, size: x.size, mtime: x.mtime, blk: x.blk}
 		}
 	}
 	return refs
@@ -138,6 +139,7 @@ type liveFile struct {
 	open   string // a linked file's target
 	id     uint32
 	size   int64
+	mtime  int64
 	binary bool
 	blk    *blockTable
 	held   bool     // in the index
@@ -577,7 +579,7 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job, d *liveDir, ref *fileRef) {
 		f := liveFile{path: nj.path, open: nj.open, dir: d}
 		if ref.held && nj.open == "" {
-			f.id, f.size, f.binary, f.blk, f.held = ref.id, ref.size, ref.binary, ref.blk, true
+			f.id, f.size, f.mtime, f.binary, f.blk, f.held = ref.id, ref.size, ref.mtime, ref.binary, ref.blk, true
 		}
 		ll.files = append(ll.files, f)
 	})
@@ -705,10 +707,42 @@ func sameScope(a, b Scope) (same bool) {
 
 // grepLive searches the files of list: those the index (its overlay, or else the base
 // index) holds as they are and rules out are counted as read, the others are read. It
-// returns how many were read because the index did not hold them.
+// returns how many were read because the index did not hold them. The files to read are
+// handed to the readers in batches as the list is gone through, so that reading starts
+// at once.
 func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty map[string]struct{}, over overView, plan *indexPlan) (int, error) {
-	var read []int
-	var parts map[int]*blockRead // the fresh candidates of more than one block, by file
+	dir, err := g.scope.Open(start, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return 0, err
+	}
+	defer dir.Close()
+	at := &beneath{fd: int(dir.Fd()), dir: start}
+	// A file to read, and what the index knows of it when it holds it fresh.
+	type toRead struct {
+		i     int
+		known *blockRead
+	}
+	const batchLen = 32
+	batches := make(chan []toRead, 2*len(g.workers))
+	var wg sync.WaitGroup
+	for id := range g.workers {
+		wg.Go(func() {
+			for batch := range batches {
+				for _, r := range batch {
+					if ctx.Err() != nil {
+						break
+					}
+					f := &ll.files[r.i]
+					j := job{path: f.path, open: f.open}
+					if f.open == "" {
+						j.at = at
+					}
+					g.visited.Add(1)
+					g.read1(id, &j, r.known)
+				}
+			}
+		})
+	}
 	unindexed := 0
 	var cand trigram.Bits
 	if plan != nil {
@@ -719,6 +753,20 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	}
 	var memo dirMemo
 	var tooLarge, searched, binary int64
+	batch := make([]toRead, 0, batchLen)
+	send := func() {
+		// The overlay is not held while the readers catch up: each entry looked up is
+		// checked against the view on its own.
+		if over.ids > 0 {
+			over.o.mu.RUnlock()
+		}
+		batches <- batch
+		batch = make([]toRead, 0, batchLen)
+		if over.ids > 0 {
+			over.o.mu.RLock()
+			memo = dirMemo{}
+		}
+	}
 	for i := range ll.files {
 		f := &ll.files[i]
 		// Only a file of a touched directory can be among the changed files or in the
@@ -727,7 +775,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if touched && len(dirty) > 0 {
 			_, stale = dirty[f.path]
 		}
-		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk}, f.held && !stale, cand
+		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk, mtime: f.mtime}, f.held && !stale, cand
 		if touched && !stale && f.open == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
@@ -742,13 +790,13 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			unindexed++
 		}
 		if plan == nil || !fresh || candidate(c, &e, plan.multiline) {
-			if plan != nil && fresh && e.blk != nil {
-				if parts == nil {
-					parts = map[int]*blockRead{}
-				}
-				parts[i] = &blockRead{f: e, cand: c}
+			r := toRead{i: i}
+			if plan != nil && fresh {
+				r.known = &blockRead{f: e, cand: c}
 			}
-			read = append(read, i)
+			if batch = append(batch, r); len(batch) == batchLen {
+				send()
+			}
 			continue
 		}
 		if g.opts.MaxFileSize > 0 && e.size > g.opts.MaxFileSize {
@@ -763,35 +811,14 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	if over.ids > 0 {
 		over.o.mu.RUnlock()
 	}
+	if len(batch) > 0 {
+		batches <- batch
+	}
+	close(batches)
 	g.tooLarge.Add(tooLarge)
 	g.searched.Add(searched)
 	g.binary.Add(binary)
 	g.visited.Add(int64(len(ll.files)))
-	dir, err := g.scope.Open(start, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		return 0, err
-	}
-	defer dir.Close()
-	at := &beneath{fd: int(dir.Fd()), dir: start}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for id := range g.workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(read) {
-					return
-				}
-				f := &ll.files[read[i]]
-				j := job{path: f.path, open: f.open}
-				if f.open == "" {
-					j.at = at
-				}
-				g.visited.Add(1)
-				g.read1(id, &j, parts[read[i]])
-			}
-		})
-	}
 	wg.Wait()
 	return unindexed, ctx.Err()
 }
