@@ -145,10 +145,12 @@ type tree struct {
 	live         *live
 	liveBuilding bool
 	liveErr      error
-	// over indexes the files changed since idx was built; scope is the first search's,
-	// for a rebuild the overlay asks for.
-	over  *overlay
-	scope Scope
+	// over indexes the files changed since idx was built; scope and filter are the
+	// first search's, for a rebuild the overlay asks for and the list made with a live
+	// list.
+	over   *overlay
+	scope  Scope
+	filter *Filter
 }
 
 // Index is an immutable trigram index of the files under one root. Its posting lists are
@@ -234,7 +236,7 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 	if t.over == nil || t.over.base != x {
 		t.over = newOverlay(x)
 	}
-	held, top, over, heldRe := s.heldLive, t.top, t.over, s.heldReindex
+	held, top, over, heldRe, scope, filter := s.heldLive, t.top, t.over, s.heldReindex, t.scope, t.filter
 	full := func() { s.rebuild(t, x) }
 	s.wg.Go(func() {
 		if held != nil {
@@ -244,6 +246,13 @@ func (s *Indexes) startLive(t *tree, x *Index) {
 		runtime.LockOSThread()
 		idleThread()
 		l, err := buildLive(context.Background(), x, over, top, full, s.yield, heldRe)
+		if err == nil && scope != nil && filter != nil && !filter.NoIgnore {
+			// The list the first search's filters give is made now, so that the next
+			// search finds it made.
+			if w, err := newWalker(context.Background(), x.root, scope, filter, nil); err == nil {
+				l.list(w, x.root, scope)
+			}
+		}
 		s.mu.Lock()
 		t.liveBuilding = false
 		if s.closed || t.idx.Load() != x {
@@ -334,6 +343,8 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 	}
 	if t.scope == nil {
 		t.scope = scope
+		ff := *f
+		t.filter = &ff
 	}
 	if x := t.idx.Load(); x != nil && t.live == nil && !t.building {
 		s.startLive(t, x)

@@ -450,3 +450,40 @@ func TestLiveTempFileKeepsList(t *testing.T) {
 		t.Fatalf("the list was made anew (%d times) for a directory whose entries are as they were", l.gen-gen)
 	}
 }
+
+// TestLiveListMadeWithTheIndex: the list of files the first search's filters give is made
+// with the live list, so the next search with them finds it made.
+func TestLiveListMadeWithTheIndex(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	ix := &Indexes{MinFiles: 20}
+	indexed(t, ix, root, &q)
+	l := ix.liveOf(root)
+	if l == nil {
+		t.Fatal("no live list")
+	}
+	lists := func() []*liveList {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		var s []*liveList
+		for _, ll := range l.lists {
+			s = append(s, ll)
+		}
+		return s
+	}
+	made := lists()
+	if len(made) != 1 {
+		t.Fatalf("%d lists made with the live list, want 1", len(made))
+	}
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Live {
+		t.Fatalf("%+v, want the live list", got)
+	}
+	sameAs(t, "the next search", got, want)
+	if after := lists(); len(after) != 1 || after[0] != made[0] {
+		t.Fatal("the next search made its list anew")
+	}
+}
