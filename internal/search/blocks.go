@@ -111,14 +111,15 @@ func candidate(cand trigram.Bits, f *indexedFile, multiline bool) bool {
 	return false
 }
 
-// blockRead is what a search knows of a candidate file of more than one block that the
-// index holds: its record, and the candidates among ids of its index. check says the
-// file's stat must be what the record says before its blocks alone are read (a walk); a
-// file from a live list that no event named since it was indexed is as indexed.
+// blockRead is what a search knows of a candidate file that the index holds: its record,
+// and the candidates among ids of its index. check says the file's stat must be what the
+// record says before its blocks alone are read (a walk); fresh, that the file is from a
+// live list and no event named it since it was indexed: it is as indexed.
 type blockRead struct {
 	f     indexedFile
 	cand  trigram.Bits
 	check bool
+	fresh bool
 }
 
 // blockReadHook, when set, is told of each file a search reads only blocks of, and how

@@ -265,8 +265,11 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 		return
 	}
 	var known *indexedFile
-	if br != nil && br.f.blk == nil && !br.check {
+	if br != nil && br.fresh {
 		known = &br.f
+		if knownReadHook != nil {
+			knownReadHook(path)
+		}
 	}
 	data, mtime, ok := g.read(w, j, known)
 	if !ok {
@@ -353,8 +356,9 @@ func (g *grep) read(w *grepWorker, j *job, known *indexedFile) ([]byte, time.Tim
 	return data, mtime, true
 }
 
-// readHook, when set, is told of each file a search reads; for tests.
-var readHook func(path string)
+// readHook, when set, is told of each file a search reads; for tests. knownReadHook is
+// told of each read with what the index knows of the file (see readKnown).
+var readHook, knownReadHook func(path string)
 
 var (
 	errNotRegular = errors.New("not a regular file")

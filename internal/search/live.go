@@ -792,7 +792,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if plan == nil || !fresh || candidate(c, &e, plan.multiline) {
 			r := toRead{i: i}
 			if plan != nil && fresh {
-				r.known = &blockRead{f: e, cand: c}
+				r.known = &blockRead{f: e, cand: c, fresh: true}
 			}
 			if batch = append(batch, r); len(batch) == batchLen {
 				send()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -485,5 +486,47 @@ func TestLiveListMadeWithTheIndex(t *testing.T) {
 	sameAs(t, "the next search", got, want)
 	if after := lists(); len(after) != 1 || after[0] != made[0] {
 		t.Fatal("the next search made its list anew")
+	}
+}
+
+// TestLiveReadsFreshCandidatesAsKnown: a search from the live list reads the candidates
+// the index holds fresh with what it knows of them; a scan, and a file changed since it
+// was indexed, are read as any file.
+func TestLiveReadsFreshCandidatesAsKnown(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, want := liveTree(t, q)
+	var mu sync.Mutex
+	var known []string
+	knownReadHook = func(p string) {
+		mu.Lock()
+		defer mu.Unlock()
+		known = append(known, p)
+	}
+	defer func() { knownReadHook = nil }()
+	took := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		k := known
+		known = nil
+		return k
+	}
+	scan, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "scan", scan, want)
+	if k := took(); len(k) != 0 {
+		t.Fatalf("a scan read %v as the index knows them", k)
+	}
+	ix := &Indexes{MinFiles: 20}
+	indexed(t, ix, root, &q)
+	took()
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil || !got.Live {
+		t.Fatalf("%+v, %v; want the live list", got, err)
+	}
+	sameAs(t, "live", got, want)
+	if k := took(); len(k) != 1 || k[0] != want.Files[0].Path {
+		t.Fatalf("read as known: %v, want the one candidate %s", k, want.Files[0].Path)
 	}
 }
