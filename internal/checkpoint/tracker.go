@@ -54,12 +54,15 @@ type node struct {
 	ino          uint64
 	mtime, ctime int64
 	seen         uint32 // the last walk that found the path (Tracker.walks)
+	// list is a directory's names as the last walk that read it found them: a cache, not
+	// what the node says of the path; a walk sets it in place.
+	list *listing
 }
 
 // meta is what lstat says of a path that the baseline keeps.
 type meta struct {
 	mode         fs.FileMode
-	ino          uint64
+	dev, ino     uint64
 	size         int64
 	mtime, ctime int64
 }
@@ -91,17 +94,20 @@ type Tracker struct {
 
 	// mu is held across the reads of a capture or a rewind: two at once would each
 	// record part of the same change.
-	mu      sync.Mutex
-	base    map[string]*node // every path under Root, by slash-separated relative path
-	w       *watcher         // nil: every capture walks the tree
-	dirty   map[string]bool  // paths events named since the last capture
-	walkAll bool             // events were lost: the next capture walks the tree
-	walks   uint32           // the walks of the tree made
-	batch   *batch           // the new contents of the capture under way, packed with its record
-	list    []*Checkpoint
-	seq     int
-	closed  bool
-	off     error // why checkpoints of this workspace are off, if they are
+	mu       sync.Mutex
+	base     map[string]*node // every path under Root, by slash-separated relative path
+	w        *watcher         // nil: every capture walks the tree
+	dirty    map[string]bool  // paths events named since the last capture
+	walkAll  bool             // events were lost: the next capture walks the tree
+	walks    uint32           // the walks of the tree made
+	rootList *listing         // the root's names, as node.list
+	racy     time.Duration    // racyTime, or what a test sets
+	listed   int              // the directories whose names the last walk read
+	batch    *batch           // the new contents of the capture under way, packed with its record
+	list     []*Checkpoint
+	seq      int
+	closed   bool
+	off      error // why checkpoints of this workspace are off, if they are
 }
 
 // ErrTooManyFiles is why checkpoints are off in a workspace of more than Options.MaxFiles
@@ -145,7 +151,7 @@ func Open(opts Options) (*Tracker, error) {
 	t := &Tracker{
 		opts: opts, store: store, lock: lock,
 		ready: make(chan struct{}), stopped: make(chan struct{}),
-		base: map[string]*node{}, dirty: map[string]bool{},
+		base: map[string]*node{}, dirty: map[string]bool{}, racy: racyTime,
 	}
 	jdir := filepath.Join(opts.Dir, "journal")
 	t.j = journal{dir: jdir, store: store, spare: newSpareFile(jdir)}
