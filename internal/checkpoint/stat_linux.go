@@ -25,7 +25,7 @@ import (
 // its lstat is fstat of that: fn gets the descriptor (to keep, or close with closeDir),
 // which costs the walk no more system calls than an fstatat and an open by path would,
 // and resolves no path. Otherwise, or if it is not a directory by then, fn gets -1.
-func readDir(fd int, abs string, m meta, buf []byte, old *listing, ls listings, open func(name []byte) bool, fn func(name []byte, m meta, sub int)) (*listing, error) {
+func readDir(fd int, abs string, m meta, buf []byte, old *listing, ls listings, open func(name []byte) bool, fn func(name []byte, m meta, sub int, p *node) *node) (*listing, error) {
 	var err error
 	var st unix.Stat_t
 	if fd < 0 {
@@ -46,26 +46,28 @@ func readDir(fd int, abs string, m meta, buf []byte, old *listing, ls listings, 
 	} else {
 		defer unix.Close(fd)
 	}
-	// entry looks up the entry name (ended with a NUL) of type typ.
-	entry := func(typ byte, name []byte) {
+	// entry looks up the entry name (ended with a NUL) of type typ, whose node p may be,
+	// and returns the node fn gives (p if the entry is no more).
+	entry := func(typ byte, name []byte, p *node) *node {
 		i := len(name) - 1
 		if typ == unix.DT_DIR && open(name[:i]) {
 			if sub, err := openatC(fd, name); err == nil {
 				if err := unix.Fstat(sub, &st); err == nil {
-					fn(name[:i], metaOfStat(&st), sub)
-					return
+					return fn(name[:i], metaOfStat(&st), sub, p)
 				}
 				unix.Close(sub)
 			}
 		}
 		if err := fstatatC(fd, name, &st); err == nil {
-			fn(name[:i], metaOfStat(&st), -1)
+			return fn(name[:i], metaOfStat(&st), -1, p)
 		}
+		return p
 	}
 	if ls.holds(old, m) {
-		for off := 0; off < len(old.names); {
+		k := 0
+		for off := 0; off < len(old.names); k++ {
 			i := bytes.IndexByte(old.names[off+1:], 0)
-			entry(old.names[off], old.names[off+1:off+i+2])
+			old.nodes[k] = entry(old.names[off], old.names[off+1:off+i+2], old.nodes[k])
 			off += i + 2
 		}
 		return old, nil
@@ -100,10 +102,11 @@ func readDir(fd int, abs string, m meta, buf []byte, old *listing, ls listings, 
 			if string(name) == ".\x00" || string(name) == "..\x00" {
 				continue
 			}
+			p := entry(typ, name, nil)
 			if l != nil {
 				l.names = append(append(l.names, typ), name...)
+				l.nodes = append(l.nodes, p)
 			}
-			entry(typ, name)
 		}
 	}
 }

@@ -14,14 +14,14 @@ import (
 // readDir calls fn with the name of each entry of the directory abs and what lstat says
 // of it; name is valid only during the call. Here no directory is given as a descriptor
 // (fd and sub are always -1), and every directory is read: no listing is kept.
-func readDir(_ int, abs string, _ meta, _ []byte, _ *listing, _ listings, _ func(name []byte) bool, fn func(name []byte, m meta, sub int)) (*listing, error) {
+func readDir(_ int, abs string, _ meta, _ []byte, _ *listing, _ listings, _ func(name []byte) bool, fn func(name []byte, m meta, sub int, p *node) *node) (*listing, error) {
 	ents, err := os.ReadDir(abs)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range ents {
 		if info, err := os.Lstat(filepath.Join(abs, e.Name())); err == nil {
-			fn([]byte(e.Name()), metaOf(info), -1)
+			fn([]byte(e.Name()), metaOf(info), -1, nil)
 		}
 	}
 	return nil, nil

@@ -24,6 +24,9 @@ type listing struct {
 	mtime, ctime int64
 	read         int64  // the time of day (ns) before the names were read
 	names        []byte // each entry's d_type, name and a NUL, as read
+	// nodes are the entries' nodes in the baseline, in the order of names (nil: none, or
+	// not known), as the last walk found them: one gone since is looked up again.
+	nodes []*node
 }
 
 // racyTime is how long after a directory's last change its names must have been read for
@@ -46,6 +49,14 @@ func (ls listings) keeps(m meta) bool { return ls.ok && m.dev == ls.dev }
 func (ls listings) holds(l *listing, m meta) bool {
 	return l != nil && ls.keeps(m) && l.dev == m.dev && l.ino == m.ino && l.mtime == m.mtime &&
 		l.ctime == m.ctime && max(l.mtime, l.ctime) < l.read-ls.racy
+}
+
+// appendPath appends the path of the entry name of dir to b.
+func appendPath(b []byte, dir string, name []byte) []byte {
+	if dir != "" {
+		b = append(append(b, dir...), '/')
+	}
+	return append(b, name...)
 }
 
 // scanned is a path a scan found new or changed, and what the baseline should now know of
@@ -121,22 +132,25 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 			var relBuf []byte // the path visited, built without allocating
 			var visited int64 // in the directory being read
 			// visit looks at an entry of dir; sub is the entry opened, if it was, which
-			// visit keeps or closes.
-			visit := func(dir string, name []byte, m meta, sub int) {
+			// visit keeps or closes. p is the entry's node in the baseline as the listing
+			// of dir holds it, if it does; visit returns the node the baseline has.
+			visit := func(dir string, name []byte, m meta, sub int, p *node) *node {
 				visited++
 				relBuf = relBuf[:0]
-				if dir != "" {
-					relBuf = append(append(relBuf, dir...), '/')
+				if p == nil || p.gone {
+					relBuf = appendPath(relBuf, dir, name)
+					p = prev[string(relBuf)]
 				}
-				relBuf = append(relBuf, name...)
-				p := prev[string(relBuf)]
 				if p != nil {
 					p.seen = walk // only this worker visits rel
 				}
 				isDir := m.mode.IsDir()
 				same := p.unchanged(m) && p.st.Lost != "ignored"
 				if !isDir && same && string(name) != ".git" {
-					return // what most paths are: nothing allocated
+					return p // what most paths are: nothing allocated, nothing looked up
+				}
+				if len(relBuf) == 0 {
+					relBuf = appendPath(relBuf, dir, name)
 				}
 				rel := string(relBuf)
 				if sub >= 0 && (!isDir || t.ignored(rel, isDir)) {
@@ -147,7 +161,7 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 					if p == nil || p.st.Lost != "ignored" || p.st.Kind != kindOf(m.mode) || p.mtime != m.mtime || p.ino != m.ino {
 						mine = append(mine, scanned{rel: rel, m: m, n: ignoredNode(m)})
 					}
-					return
+					return p
 				}
 				var n *node
 				switch {
@@ -174,6 +188,7 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 				if !same {
 					mine = append(mine, scanned{rel: rel, m: m, n: n})
 				}
+				return p
 			}
 			mu.Lock()
 			for {
@@ -196,7 +211,9 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 					abs = t.abs(dir.rel)
 				}
 				old := *dir.list
-				l, _ := readDir(dir.fd, abs, dir.m, buf, old, ls, openSub, func(name []byte, m meta, sub int) { visit(dir.rel, name, m, sub) })
+				l, _ := readDir(dir.fd, abs, dir.m, buf, old, ls, openSub, func(name []byte, m meta, sub int, p *node) *node {
+					return visit(dir.rel, name, m, sub, p)
+				})
 				*dir.list = l // only this worker reads dir
 				if l == nil || l != old {
 					listed.Add(1)

@@ -210,7 +210,7 @@ func TestWalkRereadsNamesReadInTheSameTick(t *testing.T) {
 	l := *n.list
 	l.ino, l.mtime, l.ctime = st.Ino, st.Mtim.Nano(), st.Ctim.Nano()
 	n.ino, n.mtime, n.ctime, n.list = st.Ino, st.Mtim.Nano(), st.Ctim.Nano(), &l
-	tr.base["d"] = &n
+	tr.base.set("d", &n)
 	tr.mu.Unlock()
 
 	loseEvents(t, tr)
@@ -221,5 +221,64 @@ func TestWalkRereadsNamesReadInTheSameTick(t *testing.T) {
 	want := []string{"d/a", "d/b", "d/c", "d/new"}
 	if got := changedPaths(c); !slices.Equal(got, want) {
 		t.Fatalf("walk found %q, want %q", got, want)
+	}
+}
+
+// A walk that uses a directory's names also uses the nodes it found for them, but not one
+// the baseline has replaced since: a file whose change events named, or a rewind put
+// back, is found as it now is, and a walk after that finds nothing changed.
+func TestWalkAfterChangesFoundOtherwise(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	sh(t, root, "mkdir d && echo 1 > d/a && echo 2 > d/b")
+	old := time.Now().Add(-time.Hour)
+	for _, d := range []string{".", "d"} {
+		if err := os.Chtimes(filepath.Join(root, d), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := openTracker(t, root, filepath.Join(t.TempDir(), "state"))
+	tr.mu.Lock()
+	tr.racy = -time.Hour
+	tr.mu.Unlock()
+	walk := func(what string, listed int) *Checkpoint {
+		t.Helper()
+		loseEvents(t, tr)
+		c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.listed != listed {
+			t.Fatalf("%s: the walk read %d directories, want %d", what, tr.listed, listed)
+		}
+		return c
+	}
+	walk("unchanged", 0)
+
+	sh(t, root, "echo 3 >> d/a")
+	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"}) // from events
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changedPaths(c), []string{"d/a"}; !slices.Equal(got, want) {
+		t.Fatalf("events named %q, want %q", got, want)
+	}
+	if c := walk("after events", 0); c != nil {
+		t.Fatalf("a walk after events found %q, want nothing", changedPaths(c))
+	}
+
+	if _, err := tr.Rewind(t.Context(), c.ID, nil, false, false, CallInfo{Tool: "rewind"}); err != nil {
+		t.Fatal(err)
+	}
+	// The rewind renamed a file into place: d is read again.
+	if c := walk("after a rewind", 1); c != nil {
+		t.Fatalf("a walk after a rewind found %q, want nothing", changedPaths(c))
+	}
+	sh(t, root, "echo 4 >> d/b")
+	if c := walk("after a change", 0); !slices.Equal(changedPaths(c), []string{"d/b"}) {
+		t.Fatalf("a walk after a change found %q, want d/b", changedPaths(c))
+	}
+	if c := walk("after a walk", 0); c != nil {
+		t.Fatalf("a walk after a walk found %q, want nothing", changedPaths(c))
 	}
 }
