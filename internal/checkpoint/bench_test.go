@@ -174,6 +174,7 @@ func BenchmarkWalk(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "floor-ratio")
 	b.ReportMetric(float64(selfCPU()-cpu)/float64(b.N)/float64(floorCPU), "cpu-ratio")
 	b.ReportMetric(float64(floor.Microseconds())/1000, "floor-ms")
+	b.ReportMetric(float64(tr.listed), "dirs-listed")
 }
 
 // selfCPU and childCPU are the CPU time this process and its children (waited for) used.

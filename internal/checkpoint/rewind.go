@@ -113,12 +113,12 @@ func (t *Tracker) Rewind(ctx context.Context, to string, paths []string, dryRun,
 		switch {
 		case a.To.Kind == Absent:
 			if _, err := os.Lstat(t.abs(a.Path)); err != nil {
-				delete(t.base, a.Path)
+				t.base.del(a.Path)
 			}
 		case after[i] == nil:
-			delete(t.base, a.Path)
+			t.base.del(a.Path)
 		default:
-			t.base[a.Path] = after[i]
+			t.base.set(a.Path, after[i])
 		}
 	}
 	rescue.Pending = false

@@ -5,46 +5,88 @@ import (
 	"io"
 	"io/fs"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // readDir calls fn with the name of each entry of a directory (but . and ..) and what
-// lstat says of it; name is valid only during the call. The directory is fd, or abs
-// opened when fd < 0; it is closed on return. It is read with getdents into buf and each
+// lstat says of it; name is valid only during the call. The directory is fd, whose fstat
+// is m, or abs opened when fd < 0; it is closed on return. Its names are those of old when
+// ls says old still holds them, else read with getdents into buf; readDir returns the
+// listing it used, old or a new one (nil if ls does not keep one, or on an error). Each
 // entry is looked up from the directory's descriptor: a walk of a deep tree resolves each
 // path once, not once for every name under it, and pays no more system calls than it must
 // (os.Open would also register the descriptor with the poller). The name given to fstatat
-// is the one in buf, which the kernel ends with a NUL: nothing is allocated for an entry.
+// is the one in buf or the listing, ended with a NUL: nothing is allocated for an entry.
 //
 // A subdirectory whose name open approves is opened from the directory's descriptor and
 // its lstat is fstat of that: fn gets the descriptor (to keep, or close with closeDir),
 // which costs the walk no more system calls than an fstatat and an open by path would,
 // and resolves no path. Otherwise, or if it is not a directory by then, fn gets -1.
-func readDir(fd int, abs string, buf []byte, open func(name []byte) bool, fn func(name []byte, m meta, sub int)) error {
+func readDir(fd int, abs string, m meta, buf []byte, old *listing, ls listings, open func(name []byte) bool, fn func(name []byte, m meta, sub int, p *node) *node) (*listing, error) {
 	var err error
-	for fd < 0 {
-		fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue
+	var st unix.Stat_t
+	if fd < 0 {
+		for {
+			fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				break
+			}
 		}
 		if err != nil {
-			return &fs.PathError{Op: "open", Path: abs, Err: err}
+			return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
 		}
+		defer unix.Close(fd)
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, &fs.PathError{Op: "fstat", Path: abs, Err: err}
+		}
+		m = metaOfStat(&st)
+	} else {
+		defer unix.Close(fd)
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
+	// entry looks up the entry name (ended with a NUL) of type typ, whose node p may be,
+	// and returns the node fn gives (p if the entry is no more).
+	entry := func(typ byte, name []byte, p *node) *node {
+		i := len(name) - 1
+		if typ == unix.DT_DIR && open(name[:i]) {
+			if sub, err := openatC(fd, name); err == nil {
+				if err := unix.Fstat(sub, &st); err == nil {
+					return fn(name[:i], metaOfStat(&st), sub, p)
+				}
+				unix.Close(sub)
+			}
+		}
+		if err := fstatatC(fd, name, &st); err == nil {
+			return fn(name[:i], metaOfStat(&st), -1, p)
+		}
+		return p
+	}
+	if ls.holds(old, m) {
+		k := 0
+		for off := 0; off < len(old.names); k++ {
+			i := bytes.IndexByte(old.names[off+1:], 0)
+			old.nodes[k] = entry(old.names[off], old.names[off+1:off+i+2], old.nodes[k])
+			off += i + 2
+		}
+		return old, nil
+	}
+	var l *listing
+	if ls.keeps(m) {
+		// The time is read before the names: a change the names miss is made after it.
+		l = &listing{dev: m.dev, ino: m.ino, mtime: m.mtime, ctime: m.ctime, read: time.Now().UnixNano()}
+	}
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return &fs.PathError{Op: "getdents", Path: abs, Err: err}
+			return nil, &fs.PathError{Op: "getdents", Path: abs, Err: err}
 		}
 		if n <= 0 {
-			return nil
+			return l, nil
 		}
 		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2), type (1), name.
 		for off := 0; off < n; {
@@ -60,20 +102,30 @@ func readDir(fd int, abs string, buf []byte, open func(name []byte) bool, fn fun
 			if string(name) == ".\x00" || string(name) == "..\x00" {
 				continue
 			}
-			if typ == unix.DT_DIR && open(name[:i]) {
-				if sub, err := openatC(fd, name); err == nil {
-					if err := unix.Fstat(sub, &st); err == nil {
-						fn(name[:i], metaOfStat(&st), sub)
-						continue
-					}
-					unix.Close(sub)
-				}
-			}
-			if err := fstatatC(fd, name, &st); err == nil {
-				fn(name[:i], metaOfStat(&st), -1)
+			p := entry(typ, name, nil)
+			if l != nil {
+				l.names = append(append(l.names, typ), name...)
+				l.nodes = append(l.nodes, p)
 			}
 		}
 	}
+}
+
+// listingsOf says where a walk of root may keep listings: on root's file system, if its
+// directories' times are known to follow their names (local file systems; not a network
+// or FUSE one, whose times may come from elsewhere or be cached).
+func listingsOf(root string, racy time.Duration) listings {
+	var st unix.Stat_t
+	var sfs unix.Statfs_t
+	if unix.Stat(root, &st) != nil || unix.Statfs(root, &sfs) != nil {
+		return listings{}
+	}
+	switch uint32(sfs.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC:
+		return listings{dev: st.Dev, ok: true, racy: int64(racy)}
+	}
+	return listings{}
 }
 
 // openatC opens the directory name (which ends with a NUL) in the directory dirfd, not
@@ -120,14 +172,14 @@ func metaOfStat(st *unix.Stat_t) meta {
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return meta{mode: mode, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	return meta{mode: mode, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 // metaOf is what info (from os.Lstat) says that the baseline keeps.
 func metaOf(info fs.FileInfo) meta {
 	m := meta{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		m.ino = st.Ino
+		m.dev, m.ino = st.Dev, st.Ino
 		m.ctime = st.Ctim.Nano()
 	}
 	return m

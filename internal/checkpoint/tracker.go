@@ -54,12 +54,37 @@ type node struct {
 	ino          uint64
 	mtime, ctime int64
 	seen         uint32 // the last walk that found the path (Tracker.walks)
+	// gone is set once the node is no longer the baseline's (see baseline.set).
+	gone bool
+	// list is a directory's names as the last walk that read it found them: a cache, not
+	// what the node says of the path; a walk sets it in place.
+	list *listing
+}
+
+// baseline is what the tracker knows of every path under the root, by slash-separated
+// relative path. It is written only with set and del, which mark the node a path had as
+// gone: a listing holds the nodes of its directory's entries, and uses one only while it
+// is not gone.
+type baseline map[string]*node
+
+func (b baseline) set(p string, n *node) {
+	if old := b[p]; old != nil && old != n {
+		old.gone = true
+	}
+	b[p] = n
+}
+
+func (b baseline) del(p string) {
+	if old := b[p]; old != nil {
+		old.gone = true
+		delete(b, p)
+	}
 }
 
 // meta is what lstat says of a path that the baseline keeps.
 type meta struct {
 	mode         fs.FileMode
-	ino          uint64
+	dev, ino     uint64
 	size         int64
 	mtime, ctime int64
 }
@@ -91,17 +116,20 @@ type Tracker struct {
 
 	// mu is held across the reads of a capture or a rewind: two at once would each
 	// record part of the same change.
-	mu      sync.Mutex
-	base    map[string]*node // every path under Root, by slash-separated relative path
-	w       *watcher         // nil: every capture walks the tree
-	dirty   map[string]bool  // paths events named since the last capture
-	walkAll bool             // events were lost: the next capture walks the tree
-	walks   uint32           // the walks of the tree made
-	batch   *batch           // the new contents of the capture under way, packed with its record
-	list    []*Checkpoint
-	seq     int
-	closed  bool
-	off     error // why checkpoints of this workspace are off, if they are
+	mu       sync.Mutex
+	base     baseline        // every path under Root
+	w        *watcher        // nil: every capture walks the tree
+	dirty    map[string]bool // paths events named since the last capture
+	walkAll  bool            // events were lost: the next capture walks the tree
+	walks    uint32          // the walks of the tree made
+	rootList *listing        // the root's names, as node.list
+	racy     time.Duration   // racyTime, or what a test sets
+	listed   int             // the directories whose names the last walk read
+	batch    *batch          // the new contents of the capture under way, packed with its record
+	list     []*Checkpoint
+	seq      int
+	closed   bool
+	off      error // why checkpoints of this workspace are off, if they are
 }
 
 // ErrTooManyFiles is why checkpoints are off in a workspace of more than Options.MaxFiles
@@ -145,7 +173,7 @@ func Open(opts Options) (*Tracker, error) {
 	t := &Tracker{
 		opts: opts, store: store, lock: lock,
 		ready: make(chan struct{}), stopped: make(chan struct{}),
-		base: map[string]*node{}, dirty: map[string]bool{},
+		base: baseline{}, dirty: map[string]bool{}, racy: racyTime,
 	}
 	jdir := filepath.Join(opts.Dir, "journal")
 	t.j = journal{dir: jdir, store: store, spare: newSpareFile(jdir)}
@@ -232,9 +260,9 @@ func (t *Tracker) buildBaseline() {
 		}
 		return
 	}
-	t.base = make(map[string]*node, len(found))
+	t.base = make(baseline, len(found))
 	for _, f := range found {
-		t.base[f.rel] = f.n
+		t.base.set(f.rel, f.n)
 	}
 	// What events named during the build was read already, or is newer than what the
 	// baseline holds; the first capture looks at it again.
@@ -563,7 +591,7 @@ func (t *Tracker) walkChanges() []Change {
 	for p, old := range t.base {
 		if old.seen != t.walks {
 			out = append(out, Change{Path: p, Before: old.st})
-			delete(t.base, p)
+			t.base.del(p)
 		}
 	}
 	for _, f := range found {
@@ -573,7 +601,7 @@ func (t *Tracker) walkChanges() []Change {
 		} else if !old.st.Same(n.st) || old.st.Lost == "ignored" && (old.mtime != n.mtime || old.st.Kind != n.st.Kind) {
 			out = append(out, Change{Path: f.rel, Before: old.st, After: n.st})
 		}
-		t.base[f.rel] = n
+		t.base.set(f.rel, n)
 	}
 	return out
 }
@@ -596,7 +624,7 @@ func (t *Tracker) check(rel string, fresh map[string]*node, out *[]Change, seen 
 		}
 		t.removeUnder(rel, prev, out, seen)
 		*out = append(*out, Change{Path: rel, Before: prev.st})
-		delete(t.base, rel)
+		t.base.del(rel)
 		return
 	}
 	m := metaOf(info)
@@ -609,7 +637,7 @@ func (t *Tracker) check(rel string, fresh map[string]*node, out *[]Change, seen 
 			}
 			*out = append(*out, ch)
 		}
-		t.base[rel] = n
+		t.base.set(rel, n)
 		return
 	}
 	n := fresh[rel]
@@ -625,7 +653,7 @@ func (t *Tracker) check(rel string, fresh map[string]*node, out *[]Change, seen 
 	case !prev.st.Same(n.st):
 		*out = append(*out, Change{Path: rel, Before: prev.st, After: n.st})
 	}
-	t.base[rel] = n
+	t.base.set(rel, n)
 	if n.st.Kind == Dir && (prev == nil || prev.st.Kind != Dir || prev.ino != n.ino) {
 		// A directory made, or moved here: watch it and look at everything in it.
 		if t.w != nil {
@@ -656,7 +684,7 @@ func (t *Tracker) removeUnder(rel string, prev *node, out *[]Change, seen map[st
 		if strings.HasPrefix(p, prefix) {
 			seen[p] = true
 			*out = append(*out, Change{Path: p, Before: n.st})
-			delete(t.base, p)
+			t.base.del(p)
 		}
 	}
 	if t.w != nil {
