@@ -3,7 +3,6 @@ package trigram
 import (
 	"encoding/binary"
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -373,27 +372,4 @@ func (s *segment) orInto(b Bits, t Trigram) {
 			b.set(id)
 		}
 	})
-}
-
-// each calls fn with each id, increasing, of the list at position k of s's table.
-func (s *segment) each(k int, fn func(uint32)) {
-	list, bitmap := s.list(k)
-	if !bitmap {
-		limit := s.base + s.count
-		decodeDeltas(list, 2*len(list), s.base, func(id uint32) {
-			if id < limit {
-				fn(id)
-			}
-		})
-		return
-	}
-	for i, c := range list {
-		for c != 0 {
-			j := uint32(bits.TrailingZeros8(c))
-			c &= c - 1
-			if id := uint32(i)*8 + j; id < s.count {
-				fn(s.base + id)
-			}
-		}
-	}
 }
