@@ -123,7 +123,7 @@ func listingsOf(root string, racy time.Duration) listings {
 	switch uint32(sfs.Type) {
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
 		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC:
-		return listings{dev: st.Dev, ok: true, racy: int64(racy)}
+		return listings{dev: uint64(st.Dev), ok: true, racy: int64(racy)}
 	}
 	return listings{}
 }
@@ -172,14 +172,14 @@ func metaOfStat(st *unix.Stat_t) meta {
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return meta{mode: mode, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	return meta{mode: mode, dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 // metaOf is what info (from os.Lstat) says that the baseline keeps.
 func metaOf(info fs.FileInfo) meta {
 	m := meta{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		m.dev, m.ino = st.Dev, st.Ino
+		m.dev, m.ino = uint64(st.Dev), st.Ino
 		m.ctime = st.Ctim.Nano()
 	}
 	return m
