@@ -32,6 +32,16 @@ func loseEvents(t *testing.T, tr *Tracker) {
 	tr.walkAll = true
 }
 
+// captured captures a call's changes and returns their paths, sorted.
+func captured(t *testing.T, tr *Tracker) []string {
+	t.Helper()
+	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return changedPaths(c)
+}
+
 func changedPaths(c *Checkpoint) []string {
 	var paths []string
 	if c != nil {
@@ -54,23 +64,15 @@ func TestWalkAfterLostEventsWatchesNewDirs(t *testing.T) {
 
 	sh(t, root, "rm -rf made && mkdir -p made/sub && mv moved renamed")
 	loseEvents(t, tr)
-	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []string{"made/sub/f", "moved", "moved/g", "renamed", "renamed/g"}
-	if got := changedPaths(c); !slices.Equal(got, want) {
+	if got := captured(t, tr); !slices.Equal(got, want) {
 		t.Fatalf("walk found %q, want %q", got, want)
 	}
 
 	// No walk now: only events can name these.
 	sh(t, root, "echo 4 > made/new && echo 5 > made/sub/new && echo 6 > renamed/new && echo 7 > same/new")
-	c, err = tr.Capture(t.Context(), CallInfo{Tool: "bash"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want = []string{"made/new", "made/sub/new", "renamed/new", "same/new"}
-	if got := changedPaths(c); !slices.Equal(got, want) {
+	if got := captured(t, tr); !slices.Equal(got, want) {
 		t.Fatalf("after the walk, events named %q, want %q", got, want)
 	}
 }
@@ -94,19 +96,11 @@ func TestWalkAfterLostEventsWatchesChangedDirs(t *testing.T) {
 	}
 	sh(t, root, "echo 2 > d/g")
 	loseEvents(t, tr) // the IN_IGNORED too
-	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := changedPaths(c), []string{"d/g"}; !slices.Equal(got, want) {
+	if got, want := captured(t, tr), []string{"d/g"}; !slices.Equal(got, want) {
 		t.Fatalf("walk found %q, want %q", got, want)
 	}
 	sh(t, root, "echo 3 > d/h")
-	c, err = tr.Capture(t.Context(), CallInfo{Tool: "bash"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := changedPaths(c), []string{"d/h"}; !slices.Equal(got, want) {
+	if got, want := captured(t, tr), []string{"d/h"}; !slices.Equal(got, want) {
 		t.Fatalf("after the walk, events named %q, want %q", got, want)
 	}
 }
@@ -172,12 +166,8 @@ func TestWalkReadsOnlyChangedDirs(t *testing.T) {
 
 	sh(t, root, "echo 5 > d/new && rm d/a && mv d/b d/c && echo 6 >> e/f && echo 7 > e/sub/g2")
 	loseEvents(t, tr)
-	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []string{"d/a", "d/b", "d/c", "d/new", "e/f", "e/sub/g2"}
-	if got := changedPaths(c); !slices.Equal(got, want) {
+	if got := captured(t, tr); !slices.Equal(got, want) {
 		t.Fatalf("walk found %q, want %q", got, want)
 	}
 	if tr.listed != 2 {
@@ -214,12 +204,8 @@ func TestWalkRereadsNamesReadInTheSameTick(t *testing.T) {
 	tr.mu.Unlock()
 
 	loseEvents(t, tr)
-	c, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []string{"d/a", "d/b", "d/c", "d/new"}
-	if got := changedPaths(c); !slices.Equal(got, want) {
+	if got := captured(t, tr); !slices.Equal(got, want) {
 		t.Fatalf("walk found %q, want %q", got, want)
 	}
 }
