@@ -97,9 +97,6 @@ func (w *Writer) Add(id uint32, tris []Trigram) error {
 	return w.err
 }
 
-// HeapBytes is about what the postings kept in memory take.
-func (w *Writer) HeapBytes() int64 { return w.mem.heapBytes() }
-
 // flush writes the postings in memory as a segment to the scratch file and starts the
 // next.
 func (w *Writer) flush() {
