@@ -80,7 +80,7 @@ type live struct {
 	// not as the events come, which would see a command's temporary files come and go
 	// (sed -i, git checkout) and make every list again for nothing.
 	relist     []*liveDir
-	drained    func() // if set, called by follow after each batch of events, l.mu held
+	drained    func() // if set, called after each drain that took events, l.mu held
 	started    bool   // the first listing is done
 	broken     error  // set once the list cannot be trusted
 	closed     bool
@@ -213,9 +213,6 @@ func (l *live) follow() {
 		l.mu.Lock()
 		if !l.closed {
 			l.drainLocked()
-			if l.drained != nil {
-				l.drained()
-			}
 		}
 		stop := l.closed || l.broken != nil
 		l.closed = stop // no one uses the watcher once this goroutine ends
@@ -393,9 +390,16 @@ func (l *live) drainLocked() {
 	if l.broken != nil {
 		return
 	}
-	err := l.w.drain(func(ev event) { l.handle(ev, &l.relist) })
+	took := false
+	err := l.w.drain(func(ev event) {
+		l.handle(ev, &l.relist)
+		took = true
+	})
 	if err != nil && l.broken == nil {
 		l.broken = err
+	}
+	if took && l.drained != nil {
+		l.drained()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -316,7 +317,8 @@ func TestLiveOverflowWalks(t *testing.T) {
 // TestLiveWatchLimitWalks: with too few watches for the tree, grep walks, and no live list
 // is built again until the next index.
 func TestLiveWatchLimitWalks(t *testing.T) {
-	defer func(n int) { maxWatches = n }(maxWatches)
+	n := maxWatches
+	t.Cleanup(func() { maxWatches = n }) // after the indexes' goroutines end (indexed)
 	maxWatches = 2
 	q := GrepOptions{Pattern: "rareIdent"}
 	root, want := liveTree(t, q)
@@ -529,4 +531,78 @@ func TestLiveReadsFreshCandidatesAsKnown(t *testing.T) {
 	if k := took(); len(k) != 1 || k[0] != want.Files[0].Path {
 		t.Fatalf("read as known: %v, want the one candidate %s", k, want.Files[0].Path)
 	}
+}
+
+// TestLiveWaitHoldsNoThread: the goroutine that waits for file events, once an edit's
+// events are taken, waits in the runtime's poller. Blocked in a system call instead, it would
+// keep one of GOMAXPROCS from the next search until the runtime took it back, up to 10 ms
+// later: a search right after an edit ran on one core fewer.
+func TestLiveWaitHoldsNoThread(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	ix := &Indexes{MinFiles: 20}
+	indexed(t, ix, root, &q)
+	l := caughtUp(t, ix, root)
+	drained := make(chan struct{}, 1)
+	l.mu.Lock()
+	l.drained = func() {
+		select {
+		case drained <- struct{}{}:
+		default:
+		}
+	}
+	l.mu.Unlock()
+	if err := os.WriteFile(filepath.Join(root, "d1/f01.txt"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-drained:
+	case <-time.After(time.Minute):
+		t.Fatal("the edit's events were not taken")
+	}
+	// It passes through other states (a lock, a system call that does not wait) on its
+	// way; one that blocks in a system call stays there.
+	deadline, inSyscall := time.Now().Add(time.Minute), 0
+	for {
+		switch state := goroutineState(t, "search.(*live).follow("); state {
+		case "IO wait":
+			return
+		case "syscall":
+			if inSyscall++; inSyscall == 100 {
+				t.Fatal("the event goroutine waits blocked in a system call, not in the poller")
+			}
+		default:
+			inSyscall = 0
+			if time.Now().After(deadline) {
+				t.Fatalf("the event goroutine did not wait again (%q)", state)
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
+// goroutineState returns the state of the goroutine whose stack holds fn, as the runtime
+// prints it ("IO wait", "syscall", "running", ...), or "" if there is none.
+func goroutineState(t *testing.T, fn string) string {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if !strings.Contains(g, fn) {
+			continue
+		}
+		head, _, _ := strings.Cut(g, "\n")
+		_, state, _ := strings.Cut(head, "[")
+		state, _, _ = strings.Cut(state, "]")
+		state, _, _ = strings.Cut(state, ",") // "IO wait, 2 minutes"
+		return state
+	}
+	return ""
 }

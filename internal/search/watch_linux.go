@@ -2,7 +2,10 @@ package search
 
 import (
 	"errors"
+	"os"
 	"sync"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,8 +32,13 @@ var remoteFS = map[int64]bool{
 
 // watcher reports changes under a tree through inotify.
 type watcher struct {
-	fd   int // inotify
-	wake int // eventfd: written to end wait
+	fd int // inotify
+	// file holds fd in the runtime's poller, so that a goroutine waiting for events
+	// parks without holding a thread: a thread blocked in poll(2) would keep one of
+	// GOMAXPROCS from the searches until the runtime took it back, up to 10 ms later,
+	// and every search right after an event would run on one core fewer.
+	file *os.File
+	conn syscall.RawConn
 	buf  []byte
 	mu   sync.Mutex // orders stop and close
 	// watches counts the calls of add.
@@ -51,36 +59,42 @@ func newWatcher(root string) (*watcher, error) {
 	if err != nil {
 		return nil, errors.Join(errNoEvents, err)
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	file := os.NewFile(uintptr(fd), "inotify") // non-blocking: taken by the poller
+	conn, err := file.SyscallConn()
 	if err != nil {
-		unix.Close(fd)
+		file.Close()
 		return nil, errors.Join(errNoEvents, err)
 	}
-	return &watcher{fd: fd, wake: wake, buf: make([]byte, 64<<10)}, nil
+	return &watcher{fd: fd, file: file, conn: conn, buf: make([]byte, 64<<10)}, nil
 }
 
-// wait waits until events are queued (true) or stop was called (false).
+// wait waits until events are queued (true) or stop was called (false). Woken by the
+// poller, it reports true even if a search took the events meanwhile, as a wake from
+// poll(2) did.
 func (w *watcher) wait() bool {
-	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.wake), Events: unix.POLLIN}}
-	for {
-		_, err := unix.Poll(fds, -1)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil || fds[1].Revents != 0:
-			return false
-		case fds[0].Revents != 0:
+	woken := false
+	err := w.conn.Read(func(fd uintptr) bool {
+		if woken {
 			return true
 		}
-	}
+		woken = true
+		// Events queued before the wait are seen here; otherwise the poller waits.
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		for err == unix.EINTR {
+			n, err = unix.Poll(fds, 0)
+		}
+		return n > 0 || err != nil
+	})
+	return err == nil
 }
 
 // stop ends a wait under way or to come.
 func (w *watcher) stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.wake >= 0 {
-		_, _ = unix.Write(w.wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	if w.file != nil {
+		_ = w.file.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 
@@ -103,10 +117,9 @@ func (w *watcher) remove(wd int) { _, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) 
 func (w *watcher) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.fd >= 0 {
-		unix.Close(w.fd)
-		unix.Close(w.wake)
-		w.fd, w.wake = -1, -1
+	if w.file != nil {
+		w.file.Close()
+		w.fd, w.file = -1, nil
 	}
 }
 
