@@ -337,7 +337,8 @@ func TestOverlayRacyEntry(t *testing.T) {
 	root, want := liveTree(t, q)
 	reads := countReads(t, root)
 	ix := &Indexes{MinFiles: 20}
-	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	w := racyWindow
+	t.Cleanup(func() { racyWindow = w }) // after the indexes' goroutines end (indexed)
 	indexed(t, ix, root, &q)
 	l := caughtUp(t, ix, root)
 	// The goroutine that indexes changed files reads racyWindow after taking l.mu.
