@@ -411,16 +411,10 @@ func TestLiveTempFileKeepsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp, target := filepath.Join(root, "d1/sedAbc123"), filepath.Join(root, "d1/f01.txt")
-	drained := make(chan struct{}, 1)
 	l.mu.Lock()
 	gen, seq := l.gen, l.seq
-	l.drained = func() {
-		select {
-		case drained <- struct{}{}:
-		default:
-		}
-	}
 	l.mu.Unlock()
+	drained := onDrain(l)
 	if err := os.WriteFile(tmp, []byte("a rareIdent too\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -543,15 +537,7 @@ func TestLiveWaitHoldsNoThread(t *testing.T) {
 	ix := &Indexes{MinFiles: 20}
 	indexed(t, ix, root, &q)
 	l := caughtUp(t, ix, root)
-	drained := make(chan struct{}, 1)
-	l.mu.Lock()
-	l.drained = func() {
-		select {
-		case drained <- struct{}{}:
-		default:
-		}
-	}
-	l.mu.Unlock()
+	drained := onDrain(l)
 	if err := os.WriteFile(filepath.Join(root, "d1/f01.txt"), []byte("edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -579,6 +565,20 @@ func TestLiveWaitHoldsNoThread(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// onDrain returns a channel that receives when events are taken from l's queue.
+func onDrain(l *live) <-chan struct{} {
+	drained := make(chan struct{}, 1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.drained = func() {
+		select {
+		case drained <- struct{}{}:
+		default:
+		}
+	}
+	return drained
 }
 
 // goroutineState returns the state of the goroutine whose stack holds fn, as the runtime
