@@ -32,7 +32,7 @@ var remoteFS = map[int64]bool{
 
 // watcher reports changes under a tree through inotify.
 type watcher struct {
-	fd int // inotify
+	fd int // inotify: file's descriptor, kept here since file.Fd would make it blocking
 	// file holds fd in the runtime's poller, so that a goroutine waiting for events
 	// parks without holding a thread: a thread blocked in poll(2) would keep one of
 	// GOMAXPROCS from the searches until the runtime took it back, up to 10 ms later,
