@@ -15,18 +15,19 @@ fi
 if [ ! -e "$tree/.complete" ]; then
 	goroot=$(go env GOROOT)
 	per=$(find "$goroot" -type f | wc -l)
+	want=$((files - 1)) # and the marker .complete
 	i=1
-	while [ $((i * per)) -le "$files" ]; do
+	while [ $((i * per)) -le "$want" ]; do
 		cp -a "$goroot" "$tree/copy$i"
 		i=$((i + 1))
 	done
-	rest=$((files - (i - 1) * per))
+	rest=$((want - (i - 1) * per))
 	if [ "$rest" -gt 0 ]; then
 		cp -a "$goroot" "$tree/copy$i"
 		(cd "$tree/copy$i" && find . -type f | LC_ALL=C sort | tail -n +$((rest + 1)) | xargs rm -f &&
 			find . -type d -empty -delete)
 	fi
-	echo "$(find "$tree" -type f | wc -l) files in $tree"
 	touch "$tree/.complete"
+	echo "$(find "$tree" -type f | wc -l) files in $tree"
 fi
 BORIS_BENCH_TREES=$tree go test -run '^$' -bench 'BenchmarkWalk$' -benchtime 20x -count 3 "$@" ./internal/checkpoint
