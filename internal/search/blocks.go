@@ -61,6 +61,15 @@ func (f *indexedFile) blocks() int {
 }
 
 // blockBounds returns the bytes of block i of a file of size n.
+// count returns how many index ids a file with table t takes: one per block, one when t is
+// nil.
+func (t *blockTable) count() int {
+	if t == nil {
+		return 1
+	}
+	return len(t.off)
+}
+
 func (t *blockTable) bounds(i int, n int64) (start, end int64) {
 	start, end = int64(t.off[i]), n
 	if i+1 < len(t.off) {

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"maps"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,6 +152,9 @@ type liveList struct {
 	scope Scope
 	files []liveFile
 	sk    Skipped
+
+	quietOnce sync.Once
+	quiet     *quietIndex
 }
 
 // listKey identifies the filters of a walk.
@@ -771,7 +775,9 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			memo = dirMemo{}
 		}
 	}
-	for i := range ll.files {
+	// visit hands the file at i to the readers, or counts it as read when the index
+	// holds it as it is and rules it out.
+	visit := func(i int) {
 		f := &ll.files[i]
 		// Only a file of a touched directory can be among the changed files or in the
 		// overlay: one marked was marked after its directory was touched.
@@ -801,15 +807,71 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			if batch = append(batch, r); len(batch) == batchLen {
 				send()
 			}
-			continue
+			return
 		}
 		if g.opts.MaxFileSize > 0 && e.size > g.opts.MaxFileSize {
 			tooLarge++
-			continue
+			return
 		}
 		searched++
 		if e.binary {
 			binary++
+		}
+	}
+	if plan == nil || plan.multiline {
+		for i := range ll.files {
+			visit(i)
+		}
+	} else {
+		// The files of directories no change touched are as the base index holds them:
+		// only their candidates are looked up, by id, and the others counted at once.
+		q := ll.quietIndex()
+		quiet := make([]bool, len(q.runs))
+		for k := range q.runs {
+			r := &q.runs[k]
+			if r.dir == nil || r.dir.touched.Load() || g.opts.MaxFileSize > 0 && r.maxSize > g.opts.MaxFileSize {
+				for i := r.lo; i < r.hi; i++ {
+					visit(int(i))
+				}
+				continue
+			}
+			quiet[k] = true
+			searched += int64(r.held)
+			binary += int64(r.binary)
+			if r.unheld {
+				for i := r.lo; i < r.hi; i++ {
+					if !ll.files[i].held {
+						visit(int(i))
+					}
+				}
+			}
+		}
+		last := int32(-1)
+		for w, word := range cand[:min(len(cand), (len(q.byID)+63)/64)] {
+			for ; word != 0; word &= word - 1 {
+				id := w*64 + bits.TrailingZeros64(word)
+				if id >= len(q.byID) {
+					break
+				}
+				i := q.byID[id] - 1
+				if i < 0 || i == last {
+					continue
+				}
+				last = i
+				if !quiet[q.run(i)] {
+					continue
+				}
+				f := &ll.files[i]
+				searched--
+				if f.binary {
+					binary--
+				}
+				e := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk, mtime: f.mtime}
+				batch = append(batch, toRead{i: int(i), known: &blockRead{f: e, cand: cand, fresh: true}})
+				if len(batch) == batchLen {
+					send()
+				}
+			}
 		}
 	}
 	if over.ids > 0 {
@@ -832,4 +894,71 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 type beneath struct {
 	fd  int
 	dir string
+}
+
+// quietIndex is what lets an indexed search go through a list by candidate: the list's
+// runs of files of one directory, and which file holds each index id.
+type quietIndex struct {
+	runs []fileRun
+	byID []int32 // 1 + the index in the list of the file an id is of; 0: none
+}
+
+// fileRun is a run of files of one directory, next to each other in a list.
+type fileRun struct {
+	dir          *liveDir
+	lo, hi       int32 // the run is files[lo:hi]
+	held, binary int32 // files the index holds, and binary ones among them
+	maxSize      int64 // of the files held
+	unheld       bool  // some file is not held
+}
+
+// quietIndex returns the list's quietIndex, made on first use.
+func (ll *liveList) quietIndex() *quietIndex {
+	ll.quietOnce.Do(func() {
+		q := &quietIndex{}
+		n := 0
+		for i := range ll.files {
+			f := &ll.files[i]
+			if f.held {
+				n = max(n, int(f.id)+f.blk.count())
+			}
+		}
+		q.byID = make([]int32, n)
+		for i := range ll.files {
+			f := &ll.files[i]
+			if len(q.runs) == 0 || q.runs[len(q.runs)-1].dir != f.dir {
+				q.runs = append(q.runs, fileRun{dir: f.dir, lo: int32(i)})
+			}
+			r := &q.runs[len(q.runs)-1]
+			r.hi = int32(i) + 1
+			if !f.held {
+				r.unheld = true
+				continue
+			}
+			r.held++
+			if f.binary {
+				r.binary++
+			}
+			r.maxSize = max(r.maxSize, f.size)
+			for id := range uint32(f.blk.count()) {
+				q.byID[f.id+id] = int32(i) + 1
+			}
+		}
+		ll.quiet = q
+	})
+	return ll.quiet
+}
+
+// run returns the index of the run holding the file at i.
+func (q *quietIndex) run(i int32) int {
+	k, _ := slices.BinarySearchFunc(q.runs, i, func(r fileRun, i int32) int {
+		switch {
+		case r.hi <= i:
+			return -1
+		case r.lo > i:
+			return 1
+		}
+		return 0
+	})
+	return k
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -525,6 +526,34 @@ func TestLiveReadsFreshCandidatesAsKnown(t *testing.T) {
 	if k := took(); len(k) != 1 || k[0] != want.Files[0].Path {
 		t.Fatalf("read as known: %v, want the one candidate %s", k, want.Files[0].Path)
 	}
+}
+
+// TestLiveReadsFilesNotIndexed: files the index does not hold (one over maxIndexedFile,
+// a symlink to a file) are read by every search from the live list, found, and said to
+// make the answer partly indexed, in a directory no change touched as in one changed.
+func TestLiveReadsFilesNotIndexed(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	big := filepath.Join(root, "d1", "big.txt")
+	data := append(bytes.Repeat([]byte("filler line\n"), maxIndexedFile/12+1), "the last rareIdent\n"...)
+	if err := os.WriteFile(big, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "d3", "f07.txt"), filepath.Join(root, "d2", "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil || want.MatchedFiles != 3 {
+		t.Fatalf("scan: %+v, %v", want, err)
+	}
+	ix := &Indexes{MinFiles: 20}
+	indexed(t, ix, root, &q)
+	caughtUp(t, ix, root)
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil || !got.Live || got.Index != PartlyIndexed || got.Unindexed != 2 {
+		t.Fatalf("%+v, %v; want the live list, partly indexed, two files not indexed", got, err)
+	}
+	sameAs(t, "live", got, want)
 }
 
 // TestLiveWaitHoldsNoThread: the goroutine that waits for file events, once an edit's
