@@ -846,7 +846,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 				}
 			}
 		}
-		last := int32(-1)
+		last, k := int32(-1), 0
 		for w, word := range cand[:min(len(cand), (len(q.byID)+63)/64)] {
 			for ; word != 0; word &= word - 1 {
 				id := w*64 + bits.TrailingZeros64(word)
@@ -858,7 +858,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 					continue
 				}
 				last = i
-				if !quiet[q.run(i)] {
+				if k = q.run(i, k); !quiet[k] {
 					continue
 				}
 				f := &ll.files[i]
@@ -949,9 +949,15 @@ func (ll *liveList) quietIndex() *quietIndex {
 	return ll.quiet
 }
 
-// run returns the index of the run holding the file at i.
-func (q *quietIndex) run(i int32) int {
-	k, _ := slices.BinarySearchFunc(q.runs, i, func(r fileRun, i int32) int {
+// run returns the index of the run holding the file at i, looking first at run k and the
+// one after it: the candidates of a directory come one after another.
+func (q *quietIndex) run(i int32, k int) int {
+	for end := min(k+2, len(q.runs)); k < end; k++ {
+		if q.runs[k].lo <= i && i < q.runs[k].hi {
+			return k
+		}
+	}
+	k, _ = slices.BinarySearchFunc(q.runs, i, func(r fileRun, i int32) int {
 		switch {
 		case r.hi <= i:
 			return -1
