@@ -325,7 +325,7 @@ func (w *walker) readDir(id int, j *job) {
 		return
 	}
 	ign := w.dirIgnore(j, d, entries)
-	var batch []job
+	batch := make([]job, 0, len(entries))
 	for _, e := range entries {
 		nj, ok := w.entryJob(d, j.path, e, ign)
 		switch {
