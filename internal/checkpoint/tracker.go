@@ -36,6 +36,10 @@ type Options struct {
 	// changes are kept all the same.
 	Keep   []string
 	Logger *slog.Logger
+	// Yield, if set, is called by the workers building the baseline between files and
+	// directories, and may wait: Boris waits there while a search is under way, so that
+	// reading a big workspace at startup does not slow the searches made meanwhile.
+	Yield func()
 }
 
 // CallInfo says which call a checkpoint is for.

@@ -2,10 +2,13 @@ package checkpoint
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -224,5 +227,63 @@ func TestTooManyFilesTurnsCheckpointsOff(t *testing.T) {
 	}
 	if _, err := tr.Rewind(t.Context(), "cp-1", nil, true, false, CallInfo{}); !errors.Is(err, ErrTooManyFiles) {
 		t.Errorf("Rewind = %v, want ErrTooManyFiles", err)
+	}
+}
+
+// TestBaselineYields: the baseline waits in Options.Yield between directories and files
+// (Boris waits there while a search runs), and is not ready while Yield holds it; a
+// capture, which a call waits for, never calls it.
+func TestBaselineYields(t *testing.T) {
+	root := t.TempDir()
+	for i := range 20 {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", i%4))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte("content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int64
+	held := make(chan struct{})
+	first := make(chan struct{})
+	var once sync.Once
+	tr, err := Open(Options{Root: root, Dir: t.TempDir(), MaxFileSize: 1 << 20, Yield: func() {
+		calls.Add(1)
+		once.Do(func() { close(first) })
+		<-held
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	select {
+	case <-first:
+	case <-tr.Ready():
+		t.Fatal("the baseline was built without calling Yield")
+	}
+	select {
+	case <-tr.Ready():
+		t.Fatal("the baseline is ready while Yield holds it")
+	default:
+	}
+	close(held)
+	if err := tr.WaitReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// 5 directories and 20 files: one call before each.
+	if n := calls.Load(); n < 25 {
+		t.Fatalf("Yield called %d times, want one before each of 5 directories and 20 files", n)
+	}
+	before := calls.Load()
+	if err := os.WriteFile(filepath.Join(root, "d0", "new"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
+	if err != nil || cp == nil {
+		t.Fatalf("capture: %v, %v; want a checkpoint of the new file", cp, err)
+	}
+	if n := calls.Load(); n != before {
+		t.Fatalf("a capture called Yield %d times", n-before)
 	}
 }

@@ -120,6 +120,12 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 		return held.Load() < maxHeld && string(name) != ".git" && !slices.Contains(defaultIgnored, string(name))
 	}
 	ls := listingsOf(t.opts.Root, t.racy)
+	// The baseline, built in the background, pauses between directories and files when
+	// Options.Yield asks it to; a capture, which a call waits for, never does.
+	pause := func() {}
+	if prev == nil && t.opts.Yield != nil {
+		pause = t.opts.Yield
+	}
 	watch("")
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8)
 	results := make([][]scanned, workers)
@@ -202,6 +208,7 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 				dirs = dirs[:len(dirs)-1]
 				active++
 				mu.Unlock()
+				pause()
 				if dir.fd >= 0 {
 					held.Add(-1)
 				}
@@ -260,6 +267,7 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 	for range min(runtime.GOMAXPROCS(0)*2, 8) {
 		wg.Go(func() {
 			for i := range next {
+				pause()
 				f := &found[i]
 				f.n = t.evaluate(f.rel, f.m, prev[f.rel])
 			}

@@ -95,6 +95,12 @@ func (s *Indexes) begin() (end func()) {
 	}
 }
 
+// WaitForSearches waits while a grep or find through s is under way: other background
+// work that reads the whole tree (the checkpoints' baseline) calls it between files, as
+// the index builds do, so that a search started meanwhile takes the cores. It returns at
+// once when s is nil.
+func (s *Indexes) WaitForSearches() { s.yield() }
+
 // yield waits while a search is under way: a build calls it between files. A search
 // never waits for a build, so this cannot deadlock.
 func (s *Indexes) yield() {

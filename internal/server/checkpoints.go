@@ -39,6 +39,9 @@ func (s *Server) openCheckpoints() *checkpoint.Tracker {
 		MaxStore:    s.cfg.CheckpointMaxStore,
 		Keep:        s.cfg.CheckpointKeep,
 		Logger:      s.log,
+		// Reading the whole workspace at startup waits while a search runs, as the search
+		// index's builds do (s.indexes is nil with --no-search-index, and then never waits).
+		Yield: s.indexes.WaitForSearches,
 	})
 	if err != nil {
 		s.log.Warn("checkpoints are off", "root", root, "err", err)

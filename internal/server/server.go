@@ -86,6 +86,9 @@ func New(cfg *config.Config, log *slog.Logger, environ []string) (*Server, error
 		policy: policy,
 		env:    commandEnv(environ, cfg.Token),
 	}
+	if !cfg.NoSearchIndex {
+		s.indexes = &search.Indexes{Dir: cfg.CacheDir, OnReady: s.indexReady}
+	}
 	s.checkpoints = s.openCheckpoints()
 	s.pool = newSessionPool(poolOptions{
 		log: log, max: cfg.MaxSessions, newState: s.newState, ended: s.publishSessionEnd,
@@ -138,9 +141,6 @@ func (s *Server) startMCP() {
 	// starting the transport and answering the client's initialize, so it is done beside
 	// them; tool calls and lists wait for it (toolsWait), and nothing else needs it.
 	registered := make(chan struct{})
-	if !s.cfg.NoSearchIndex {
-		s.indexes = &search.Indexes{Dir: s.cfg.CacheDir, OnReady: s.indexReady}
-	}
 	go func() {
 		tools.Register(s.mcp, tools.Deps{Config: s.cfg, Session: s.session, Logger: s.log, Confine: s.policy, Checkpoints: s.checkpoints, Indexes: s.indexes})
 		close(registered)
