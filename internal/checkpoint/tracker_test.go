@@ -232,7 +232,7 @@ func TestTooManyFilesTurnsCheckpointsOff(t *testing.T) {
 
 // TestBaselineYields: the baseline waits in Options.Yield between directories and files
 // (Boris waits there while a search runs), and is not ready while Yield holds it; a
-// capture, which a call waits for, never calls it.
+// capture, which a call waits for, never calls it, even one that walks the whole tree.
 func TestBaselineYields(t *testing.T) {
 	root := t.TempDir()
 	for i := range 20 {
@@ -279,6 +279,9 @@ func TestBaselineYields(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "d0", "new"), []byte("new\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tr.mu.Lock()
+	tr.walkAll = true // as after a queue overflow: the capture walks the whole tree
+	tr.mu.Unlock()
 	cp, err := tr.Capture(t.Context(), CallInfo{Tool: "bash"})
 	if err != nil || cp == nil {
 		t.Fatalf("capture: %v, %v; want a checkpoint of the new file", cp, err)

@@ -53,14 +53,8 @@ func splitBlocks(data []byte) *blockTable {
 }
 
 // blocks returns how many ids the file has.
-func (f *indexedFile) blocks() int {
-	if f.blk == nil {
-		return 1
-	}
-	return len(f.blk.off)
-}
+func (f *indexedFile) blocks() int { return f.blk.count() }
 
-// blockBounds returns the bytes of block i of a file of size n.
 // count returns how many index ids a file with table t takes: one per block, one when t is
 // nil.
 func (t *blockTable) count() int {
@@ -70,6 +64,7 @@ func (t *blockTable) count() int {
 	return len(t.off)
 }
 
+// bounds returns the bytes of block i of a file of size n.
 func (t *blockTable) bounds(i int, n int64) (start, end int64) {
 	start, end = int64(t.off[i]), n
 	if i+1 < len(t.off) {
