@@ -115,7 +115,8 @@ type Tracker struct {
 	lock  *os.File // an exclusive lock on Dir, for this process's lifetime
 
 	ready   chan struct{} // closed once the baseline is built
-	stopped chan struct{}
+	stopped chan struct{} // closed by Close, before it waits: a baseline being built stops
+	stop    sync.Once
 	wg      sync.WaitGroup
 
 	// mu is held across the reads of a capture or a rewind: two at once would each
@@ -230,13 +231,15 @@ func (t *Tracker) Off(ctx context.Context) error {
 
 // Close stops the tracker; it is safe to call twice.
 func (t *Tracker) Close() error {
+	// The baseline holds mu while it reads the workspace, which takes seconds in a big
+	// one: it is told to stop first, so that closing never waits for it.
+	t.stop.Do(func() { close(t.stopped) })
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		return nil
 	}
 	t.closed = true
-	close(t.stopped)
 	t.mu.Unlock()
 	t.wg.Wait()
 	t.mu.Lock()
@@ -255,6 +258,10 @@ func (t *Tracker) buildBaseline() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	found, tooMany := t.scan(nil, 0)
+	if t.stopping() {
+		t.off = errors.New("checkpoints are closed")
+		return
+	}
 	if tooMany {
 		t.off = fmt.Errorf("%w: over %d under %s; start Boris in a smaller directory, or with --allow-dir naming one", ErrTooManyFiles, cmpOrInt(t.opts.MaxFiles, 1_000_000), t.opts.Root)
 		t.opts.Logger.Warn("checkpoints are off", "err", t.off)
@@ -270,6 +277,16 @@ func (t *Tracker) buildBaseline() {
 	}
 	// What events named during the build was read already, or is newer than what the
 	// baseline holds; the first capture looks at it again.
+}
+
+// stopping reports whether Close has been called.
+func (t *Tracker) stopping() bool {
+	select {
+	case <-t.stopped:
+		return true
+	default:
+		return false
+	}
 }
 
 // abs returns the absolute path of rel.

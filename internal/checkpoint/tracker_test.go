@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -288,5 +289,54 @@ func TestBaselineYields(t *testing.T) {
 	}
 	if n := calls.Load(); n != before {
 		t.Fatalf("a capture called Yield %d times", n-before)
+	}
+}
+
+// TestCloseStopsBaseline: closing the tracker while the baseline is being built stops the
+// build where it is, instead of waiting for it to read the whole workspace (which holds
+// the lock on the checkpoints, so a Boris started next would find them taken).
+func TestCloseStopsBaseline(t *testing.T) {
+	root := t.TempDir()
+	const files = 200
+	for i := range files {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", i%4))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte("content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int64
+	held := make(chan struct{})
+	first := make(chan struct{})
+	var once sync.Once
+	tr, err := Open(Options{Root: root, Dir: t.TempDir(), MaxFileSize: 1 << 20, Yield: func() {
+		calls.Add(1)
+		once.Do(func() { close(first) })
+		<-held
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-first // the baseline is under way, held in Yield
+	closed := make(chan error, 1)
+	go func() { closed <- tr.Close() }()
+	select {
+	case <-tr.stopped:
+	case <-time.After(10 * time.Second):
+		close(held)
+		t.Fatal("Close did not tell the baseline to stop before waiting for it")
+	}
+	close(held)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	// Each walker held in Yield finishes the directory it took, and nothing more.
+	if n := calls.Load(); n > 8 {
+		t.Fatalf("the baseline went on after Close: Yield called %d times, want at most one per walker", n)
+	}
+	if err := tr.Off(t.Context()); err == nil {
+		t.Fatal("Off() = nil after the baseline was stopped; want an error saying checkpoints are closed")
 	}
 }

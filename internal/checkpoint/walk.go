@@ -121,11 +121,15 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 	}
 	ls := listingsOf(t.opts.Root, t.racy)
 	// The baseline, built in the background, pauses between directories and files when
-	// Options.Yield asks it to; a capture, which a call waits for, never does.
+	// Options.Yield asks it to, and stops when the tracker closes; a capture, which a call
+	// waits for, does neither. (It keeps the process's priority: the first call that
+	// changes the workspace waits for it.)
+	baseline := prev == nil
 	pause := func() {}
-	if prev == nil && t.opts.Yield != nil {
+	if baseline && t.opts.Yield != nil {
 		pause = t.opts.Yield
 	}
+	quit := func() bool { return baseline && t.stopping() }
 	watch("")
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8)
 	results := make([][]scanned, workers)
@@ -201,7 +205,7 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 				for len(dirs) == 0 && active > 0 {
 					cond.Wait()
 				}
-				if len(dirs) == 0 || over.Load() {
+				if len(dirs) == 0 || over.Load() || quit() {
 					break
 				}
 				dir := dirs[len(dirs)-1]
@@ -267,6 +271,9 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 	for range min(runtime.GOMAXPROCS(0)*2, 8) {
 		wg.Go(func() {
 			for i := range next {
+				if quit() {
+					continue
+				}
 				pause()
 				f := &found[i]
 				f.n = t.evaluate(f.rel, f.m, prev[f.rel])
@@ -274,6 +281,9 @@ func (t *Tracker) scan(prev map[string]*node, walk uint32) (found []scanned, too
 		})
 	}
 	for _, i := range files {
+		if quit() {
+			break
+		}
 		next <- i
 	}
 	close(next)
