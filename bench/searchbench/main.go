@@ -1,7 +1,7 @@
 // Command searchbench times Boris's grep and find, called through an MCP client over
 // STDIO, against ripgrep and fd on the same corpus, and prints a Markdown table.
 //
-// Usage: go run ./bench/searchbench -boris ./boris [-corpus DIR] [-runs N]
+// Usage: go run ./bench/searchbench -boris ./boris [-corpus DIR] [-runs N] [-index] [-cache-dir DIR]
 //
 // Without -corpus it copies GOROOT/src to a temporary directory and makes it a git
 // repository. All tools then search the same files with their defaults: hidden files and
@@ -40,6 +40,8 @@ func main() {
 	boris := flag.String("boris", "", "path to a built boris binary (required)")
 	corpus := flag.String("corpus", "", "directory to search (default: a fresh copy of GOROOT/src)")
 	runs := flag.Int("runs", 9, "timed runs per case; the median is reported")
+	index := flag.Bool("index", false, "wait until grep answers from the search index before timing (a big tree)")
+	cacheDir := flag.String("cache-dir", "", "Boris's cache directory, where the search index is kept (default: Boris's)")
 	flag.Parse()
 	if *boris == "" {
 		log.Fatal("-boris is required")
@@ -90,6 +92,9 @@ func main() {
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "searchbench", Version: "1"}, nil)
 	cmd := exec.Command(*boris, "--transport", "stdio", "--workdir", dir, "--log-level", "error")
+	if *cacheDir != "" {
+		cmd.Args = append(cmd.Args, "--cache-dir", *cacheDir)
+	}
 	cmd.Stderr = os.Stderr
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -97,6 +102,9 @@ func main() {
 	}
 	defer cs.Close()
 
+	if *index {
+		waitForIndex(ctx, cs)
+	}
 	fmt.Printf("Corpus: %s (%d files), GOMAXPROCS %d, median of %d runs, warm cache.\n\n", dir, countFiles(dir), runtime.GOMAXPROCS(0), *runs)
 	fmt.Println("| Case | Boris (ms) | Other (ms) | Ratio | Boris result | Other result |")
 	fmt.Println("|---|---:|---:|---:|---|---|")
@@ -122,6 +130,26 @@ func main() {
 	}
 	fmt.Println()
 	fmt.Println("Other: " + strings.Join(rgBase[1:], " ") + " (-l | -n --no-heading) [-i] PATTERN; fd: fdfind --color never -t f -g '*_test.go'.")
+}
+
+// waitForIndex searches once a second until a result says it came from the search index
+// with nothing left to read in full, for up to 15 minutes.
+func waitForIndex(ctx context.Context, cs *mcp.ClientSession) {
+	start := time.Now()
+	for time.Since(start) < 15*time.Minute {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grep", Arguments: map[string]any{"pattern": "ErrNotExist"}})
+		if err != nil {
+			log.Fatalf("waiting for the search index: %v", err)
+		}
+		for _, ct := range res.Content {
+			if tc, ok := ct.(*mcp.TextContent); ok && strings.Contains(tc.Text, "only files that can match were read") {
+				fmt.Printf("The search index served searches %.1f s after the first.\n", time.Since(start).Seconds())
+				return
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	log.Fatal("the search index did not serve a search within 15 minutes")
 }
 
 var foundRE = regexp.MustCompile(`Found (\d+) (?:matching line|file)s?`)
