@@ -18,7 +18,7 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	const big = 128 << 20
 	limits := make(chan int64, 1)
 	var done atomic.Bool
-	followLiveHeap(room, func(limit int64) bool {
+	followLiveHeap(room, 0, func(limit int64) bool {
 		if done.Load() {
 			return false
 		}
@@ -55,4 +55,20 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	waitFor("room above a 128 MiB live heap", func(l int64) bool { return l >= big+room })
 	runtime.KeepAlive(keep)
 	waitFor("room above the heap again once it shrank", func(l int64) bool { return l < big })
+}
+
+// TestMemoryLimitCeiling: in a container, the limit stays under its ceiling however big
+// the live heap, so the collector works hard before the container's memory runs out.
+func TestMemoryLimitCeiling(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	const ceiling = 32 << 20
+	var got int64
+	followLiveHeap(64<<20, ceiling, func(limit int64) bool {
+		got = limit
+		return false
+	})
+	if got != ceiling {
+		t.Fatalf("limit %d MiB, want the ceiling, %d MiB", got>>20, ceiling>>20)
+	}
 }

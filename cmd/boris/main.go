@@ -301,8 +301,9 @@ func (n *notifier) stop() {
 // tuneGC sets a soft memory limit, unless GOGC or GOMEMLIMIT says otherwise, so that the
 // collector works harder as the heap grows (a large file being edited, many sessions)
 // rather than let it grow to the container's hard limit: the limit leaves room for 64 MiB
-// of garbage (or half the container's memory if that is less) above the live heap, and
-// follows the live heap after each collection (see followLiveHeap). The collector otherwise
+// of garbage (or half the container's memory if that is less) above the live heap, up to
+// three quarters of the container's memory, and follows the live heap after each
+// collection (see followLiveHeap). The collector otherwise
 // runs at Go's default, GOGC=100: at 200 a call that starts no process cost about a third
 // less CPU, for about 4 MiB more resident memory (see docs/performance.md). Reading the
 // container's limit from the cgroup files takes most of a millisecond, so it is done in
@@ -312,11 +313,11 @@ func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 		return
 	}
 	go func() {
-		room := int64(64 << 20)
-		if c := containerMemory(readFile); c > 0 && c/2 < room {
-			room = c / 2
+		room, ceiling := int64(64<<20), int64(0)
+		if c := containerMemory(readFile); c > 0 {
+			room, ceiling = min(room, c/2), c-c/4
 		}
-		followLiveHeap(room, nil)
+		followLiveHeap(room, ceiling, nil)
 	}()
 }
 
@@ -325,8 +326,11 @@ func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 // collection, for as long as the process runs. A fixed limit below what Boris must hold
 // live (the search index of a 400,000-file tree and its list of files take about 270 MB)
 // would have the collector run without end, up to half the CPU, and slow every search
-// 2–3×. adjusted, if set, is told of each limit set (tests use it).
-func followLiveHeap(room int64, adjusted func(limit int64) bool) {
+// 2–3×. The limit never exceeds ceiling, if set (three quarters of the container's
+// memory: the commands Boris runs share it): a heap that nears it is one the collector
+// should work hard to keep down. adjusted, if set, is told of each limit set (tests use
+// it), and stops the updates by returning false.
+func followLiveHeap(room, ceiling int64, adjusted func(limit int64) bool) {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var set func()
 	set = func() {
@@ -336,6 +340,9 @@ func followLiveHeap(room int64, adjusted func(limit int64) bool) {
 			live = int64(sample[0].Value.Uint64())
 		}
 		limit := live + live/8 + room
+		if ceiling > 0 {
+			limit = min(limit, ceiling)
+		}
 		debug.SetMemoryLimit(limit)
 		if adjusted != nil && !adjusted(limit) {
 			return
