@@ -84,13 +84,10 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		return a.Path < b.Path
 	}, func(Entry) int { return 1 })
 	var matched atomic.Int64
-	visit := func(_ int, j *job) {
-		if j.dir && opts.Type == Files || !j.dir && opts.Type == Dirs {
-			return
-		}
-		if !g.Match(relUnder(j.path, root)) {
-			return
-		}
+	wanted := func(j *job) bool {
+		return (!j.dir || opts.Type != Files) && (j.dir || opts.Type != Dirs) && g.Match(relUnder(j.path, root))
+	}
+	add := func(j *job) {
 		var mtime time.Time
 		if j.open != "" {
 			if fi, err := os.Stat(j.open); err == nil {
@@ -101,6 +98,11 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		}
 		matched.Add(1)
 		top.add(Entry{Path: j.path, ModTime: mtime, Dir: j.dir})
+	}
+	visit := func(_ int, j *job) {
+		if wanted(j) {
+			add(j)
+		}
 	}
 	w, err := newWalker(ctx, root, scope, &opts.Filter, visit)
 	if err != nil {
@@ -113,13 +115,22 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		// The live list of an index of the tree says what is in it without a walk.
 		lw := mustWalker(ctx, root, scope, &opts.Filter)
 		lw.dirs = w.dirs
-		jobs, err := l.find(lw, start)
+		// Only the entries that match are kept. A file the base index holds as it is
+		// comes with its modification time; the others are looked at once the list is
+		// unlocked.
+		found, err := l.find(lw, start, wanted)
 		if err == nil {
-			for i := range jobs {
+			for i := range found {
 				if i%1024 == 0 && ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				visit(0, &jobs[i])
+				f := &found[i]
+				if !f.known {
+					add(&f.job)
+					continue
+				}
+				matched.Add(1)
+				top.add(Entry{Path: f.path, ModTime: time.Unix(0, f.mtime), Dir: false})
 			}
 			opts.Indexes.liveAnswers.Add(1)
 			return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: lw.snapshot(), Live: true}, nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // findQueries are the find classes compared: names at any depth, a path glob, hidden
@@ -88,6 +89,20 @@ func TestFindLiveMatchesWalk(t *testing.T) {
 		{"rm", func() {
 			os.RemoveAll(filepath.Join(root, "a/m2/n"))
 			os.RemoveAll(filepath.Join(root, "c"))
+		}},
+		{"touch", func() {
+			// Only the time changes: the file comes first in a list by time.
+			files, _ := filepath.Glob(filepath.Join(root, "*", "*"))
+			for _, f := range files {
+				if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+					future := fi.ModTime().Add(time.Hour)
+					if err := os.Chtimes(f, future, future); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+			}
+			t.Fatal("no file to touch")
 		}},
 		{"chmod", func() { os.Chmod(filepath.Join(root, "a/b"), 0) }},
 		{"chmod back", func() { os.Chmod(filepath.Join(root, "a/b"), 0o755) }},

@@ -658,10 +658,19 @@ func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir func
 	return links, d != nil && walk(d, chain)
 }
 
-// find returns the entries a walk of the directory start with w's filters would visit,
-// in the order it may visit them, after applying the events queued; an error when the
-// live list cannot say.
-func (l *live) find(w *walker, start string) ([]job, error) {
+// listed is an entry find returns: a job, and the file's modification time when known.
+type listed struct {
+	job
+	known bool
+	mtime int64 // ns since the epoch
+}
+
+// find returns the entries a walk of the directory start with w's filters would visit
+// and keep accepts, in the order the walk may visit them, after applying the events
+// queued; an error when the live list cannot say. keep runs with the list locked: it
+// should only look at the job. A file the base index holds, in a directory no change has
+// touched, is as the index holds it: its modification time comes with it.
+func (l *live) find(w *walker, start string, keep func(*job) bool) ([]listed, error) {
 	var chain *ignoreChain
 	if !w.filter.NoIgnore {
 		chain = w.parentRules(start)
@@ -675,12 +684,22 @@ func (l *live) find(w *walker, start string) ([]job, error) {
 	if l.broken != nil {
 		return nil, l.broken
 	}
-	var jobs []job
-	add := func(nj *job) { jobs = append(jobs, *nj) }
-	if _, ok := l.visitLocked(w, start, chain, add, func(nj *job, _ *liveDir, _ *fileRef) { add(nj) }); !ok {
+	var found []listed
+	dir := func(nj *job) {
+		if keep(nj) {
+			found = append(found, listed{job: *nj})
+		}
+	}
+	file := func(nj *job, d *liveDir, ref *fileRef) {
+		if keep(nj) {
+			quiet := ref.held && nj.open == "" && !d.touched.Load()
+			found = append(found, listed{job: *nj, known: quiet, mtime: ref.mtime})
+		}
+	}
+	if _, ok := l.visitLocked(w, start, chain, dir, file); !ok {
 		return nil, errNotListed
 	}
-	return jobs, nil
+	return found, nil
 }
 
 // mustWalker returns a walker for filters newWalker has already accepted.
