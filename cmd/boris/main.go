@@ -303,11 +303,10 @@ func (n *notifier) stop() {
 // rather than let it grow to the container's hard limit: the limit leaves room for 64 MiB
 // of garbage (or half the container's memory if that is less) above the live heap, up to
 // three quarters of the container's memory, and follows the live heap after each
-// collection (see followLiveHeap). The collector otherwise
-// runs at Go's default, GOGC=100: at 200 a call that starts no process cost about a third
-// less CPU, for about 4 MiB more resident memory (see docs/performance.md). Reading the
-// container's limit from the cgroup files takes most of a millisecond, so it is done in
-// the background.
+// collection (see followLiveHeap). The collector otherwise runs at Go's default,
+// GOGC=100: at 200 a call that starts no process cost about a third less CPU, for about
+// 4 MiB more resident memory (see docs/performance.md). Reading the container's limit
+// from the cgroup files takes most of a millisecond, so it is done in the background.
 func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return
