@@ -235,28 +235,7 @@ func TestTooManyFilesTurnsCheckpointsOff(t *testing.T) {
 // (Boris waits there while a search runs), and is not ready while Yield holds it; a
 // capture, which a call waits for, never calls it, even one that walks the whole tree.
 func TestBaselineYields(t *testing.T) {
-	root := t.TempDir()
-	for i := range 20 {
-		dir := filepath.Join(root, fmt.Sprintf("d%d", i%4))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte("content\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var calls atomic.Int64
-	held := make(chan struct{})
-	first := make(chan struct{})
-	var once sync.Once
-	tr, err := Open(Options{Root: root, Dir: t.TempDir(), MaxFileSize: 1 << 20, Yield: func() {
-		calls.Add(1)
-		once.Do(func() { close(first) })
-		<-held
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, tr, calls, first, held := heldBaseline(t, 20)
 	t.Cleanup(func() { tr.Close() })
 	select {
 	case <-first:
@@ -296,29 +275,7 @@ func TestBaselineYields(t *testing.T) {
 // build where it is, instead of waiting for it to read the whole workspace (which holds
 // the lock on the checkpoints, so a Boris started next would find them taken).
 func TestCloseStopsBaseline(t *testing.T) {
-	root := t.TempDir()
-	const files = 200
-	for i := range files {
-		dir := filepath.Join(root, fmt.Sprintf("d%d", i%4))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte("content\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var calls atomic.Int64
-	held := make(chan struct{})
-	first := make(chan struct{})
-	var once sync.Once
-	tr, err := Open(Options{Root: root, Dir: t.TempDir(), MaxFileSize: 1 << 20, Yield: func() {
-		calls.Add(1)
-		once.Do(func() { close(first) })
-		<-held
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tr, calls, first, held := heldBaseline(t, 200)
 	<-first // the baseline is under way, held in Yield
 	closed := make(chan error, 1)
 	go func() { closed <- tr.Close() }()
@@ -339,4 +296,33 @@ func TestCloseStopsBaseline(t *testing.T) {
 	if err := tr.Off(t.Context()); err == nil {
 		t.Fatal("Off() = nil after the baseline was stopped; want an error saying checkpoints are closed")
 	}
+}
+
+// heldBaseline opens a tracker of a new tree of the given number of files in 4
+// directories, whose Options.Yield counts its calls, closes first at the first, and waits
+// until held is closed.
+func heldBaseline(t *testing.T, files int) (root string, tr *Tracker, calls *atomic.Int64, first, held chan struct{}) {
+	t.Helper()
+	root = t.TempDir()
+	for i := range files {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", i%4))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte("content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls = new(atomic.Int64)
+	held, first = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	tr, err := Open(Options{Root: root, Dir: t.TempDir(), MaxFileSize: 1 << 20, Yield: func() {
+		calls.Add(1)
+		once.Do(func() { close(first) })
+		<-held
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, tr, calls, first, held
 }
