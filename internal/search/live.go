@@ -93,7 +93,7 @@ type live struct {
 type liveDir struct {
 	path    string
 	wd      int
-	entries []fs.DirEntry // sorted by name
+	entries []liveEntry // sorted by name
 	// refs says, for each of entries, what the index holds of it, so that listing the
 	// tree again after a change looks up only the directories that changed.
 	refs       []fileRef
@@ -121,7 +121,7 @@ type fileRef struct {
 }
 
 // refsOf returns what the index holds of each of the entries of the directory at path.
-func (l *live) refsOf(path string, entries []fs.DirEntry) []fileRef {
+func (l *live) refsOf(path string, entries []liveEntry) []fileRef {
 	refs := make([]fileRef, len(entries))
 	for i, e := range entries {
 		if !e.Type().IsRegular() {
@@ -297,7 +297,8 @@ func (l *live) addDir(path string, parent *ignoreChain) error {
 		}
 		return nil, false
 	}, extra)
-	for i, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		nj, ok := l.walk.entryJob(nil, path, e, d.ign)
 		switch {
 		case !ok || nj.open != "":
@@ -348,8 +349,24 @@ func (l *live) markDirty(path string) {
 	l.dirty[path] = struct{}{}
 }
 
+// liveEntry is a directory entry as a live list keeps it: its name and type, in a slice,
+// without the heap object and interface os.ReadDir makes of each entry (about 40 bytes
+// less an entry, and an object fewer for the collector to trace: at 400,000 files, 16 MB
+// and 400,000 objects). *liveEntry is an fs.DirEntry.
+type liveEntry struct {
+	dir  string // the path of the directory it is in
+	name string
+	typ  fs.FileMode
+}
+
+func (e *liveEntry) Name() string               { return e.name }
+func (e *liveEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e *liveEntry) Type() fs.FileMode          { return e.typ }
+func (e *liveEntry) Info() (fs.FileInfo, error) { return os.Lstat(joinPath(e.dir, e.name)) }
+func (e *liveEntry) String() string             { return fs.FormatDirEntry(e) }
+
 // listDir lists the directory at path, sorted by name, and returns it open, or -1.
-func listDir(path string) ([]fs.DirEntry, int) {
+func listDir(path string) ([]liveEntry, int) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, -1
@@ -366,8 +383,12 @@ func listDir(path string) ([]fs.DirEntry, int) {
 		unix.Close(fd)
 		return nil, -1
 	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, fd
+	list := make([]liveEntry, len(entries))
+	for i, e := range entries {
+		list[i] = liveEntry{dir: path, name: e.Name(), typ: e.Type()}
+	}
+	slices.SortFunc(list, func(a, b liveEntry) int { return strings.Compare(a.name, b.name) })
+	return list, fd
 }
 
 // removeDir forgets d and the directories below it.
@@ -451,7 +472,7 @@ func (l *live) applyLocked() {
 			continue
 		}
 		for _, e := range d.entries {
-			if e.IsDir() && !slices.ContainsFunc(entries, func(n fs.DirEntry) bool { return n.Name() == e.Name() && n.IsDir() }) {
+			if e.typ.IsDir() && !slices.ContainsFunc(entries, func(n liveEntry) bool { return n.name == e.name && n.typ.IsDir() }) {
 				if c := l.dirs[joinPath(d.path, e.Name())]; c != nil {
 					l.removeDir(c)
 				}
@@ -473,8 +494,8 @@ func (l *live) applyLocked() {
 		if l.dirs[d.path] != d {
 			continue
 		}
-		for _, e := range d.entries {
-			nj, ok := l.walk.entryJob(nil, d.path, e, d.ign)
+		for i := range d.entries {
+			nj, ok := l.walk.entryJob(nil, d.path, &d.entries[i], d.ign)
 			if ok && nj.dir && nj.open == "" && l.dirs[nj.path] == nil {
 				if err := l.addDir(nj.path, d.ign); err != nil {
 					l.broken = err
@@ -532,7 +553,7 @@ func (l *live) listed(path string) bool {
 	}
 	p := l.dirs[parentDir(path)]
 	base := filepath.Base(path)
-	return p != nil && slices.ContainsFunc(p.entries, func(e fs.DirEntry) bool { return e.Name() == base && e.IsDir() })
+	return p != nil && slices.ContainsFunc(p.entries, func(e liveEntry) bool { return e.name == base && e.typ.IsDir() })
 }
 
 // parentRules returns the build's rules in force in the parent of the directory at path.
@@ -546,8 +567,8 @@ func (l *live) parentRules(path string) *ignoreChain {
 	return nil
 }
 
-func sameEntries(a, b []fs.DirEntry) bool {
-	return slices.EqualFunc(a, b, func(x, y fs.DirEntry) bool { return x.Name() == y.Name() && x.Type() == y.Type() })
+func sameEntries(a, b []liveEntry) bool {
+	return slices.EqualFunc(a, b, func(x, y liveEntry) bool { return x.name == y.name && x.typ == y.typ })
 }
 
 // list returns the files a walk of the directory start with w's filters would visit,
@@ -629,8 +650,9 @@ func (l *live) visitLocked(w *walker, start string, chain *ignoreChain, dir func
 				return data, ok
 			}, extra)
 		}
-		for i, e := range d.entries {
-			if e.Type()&fs.ModeSymlink != 0 {
+		for i := range d.entries {
+			e := &d.entries[i]
+			if e.typ&fs.ModeSymlink != 0 {
 				links = true
 			}
 			nj, ok := w.entryJob(nil, d.path, e, ign)
