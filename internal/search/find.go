@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,21 +88,13 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 	wanted := func(j *job) bool {
 		return (!j.dir || opts.Type != Files) && (j.dir || opts.Type != Dirs) && g.Match(relUnder(j.path, root))
 	}
-	add := func(j *job) {
-		var mtime time.Time
-		if j.open != "" {
-			if fi, err := os.Stat(j.open); err == nil {
-				mtime = fi.ModTime()
-			}
-		} else if fi, err := j.entry.Info(); err == nil {
-			mtime = fi.ModTime()
-		}
+	add := func(j *job, mtime time.Time) {
 		matched.Add(1)
 		top.add(Entry{Path: j.path, ModTime: mtime, Dir: j.dir})
 	}
 	visit := func(_ int, j *job) {
 		if wanted(j) {
-			add(j)
+			add(j, modTime(j))
 		}
 	}
 	w, err := newWalker(ctx, root, scope, &opts.Filter, visit)
@@ -125,12 +118,11 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 					return nil, ctx.Err()
 				}
 				f := &found[i]
+				mtime := time.Unix(0, f.mtime)
 				if !f.known {
-					add(&f.job)
-					continue
+					mtime = modTime(&f.job)
 				}
-				matched.Add(1)
-				top.add(Entry{Path: f.path, ModTime: time.Unix(0, f.mtime), Dir: false})
+				add(&f.job, mtime)
 			}
 			opts.Indexes.liveAnswers.Add(1)
 			return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: lw.snapshot(), Live: true}, nil
@@ -143,6 +135,22 @@ func Find(ctx context.Context, scope Scope, root string, opts FindOptions) (*Fin
 		return nil, err
 	}
 	return &FindResult{Entries: top.sorted(), Matched: int(matched.Load()), Skipped: w.snapshot()}, nil
+}
+
+// modTime returns the modification time of the entry of job j, or the zero time when it
+// cannot be had.
+func modTime(j *job) time.Time {
+	var fi fs.FileInfo
+	var err error
+	if j.open != "" {
+		fi, err = os.Stat(j.open)
+	} else {
+		fi, err = j.entry.Info()
+	}
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // ErrRoot is what a [RootError] is.
