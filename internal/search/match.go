@@ -462,7 +462,7 @@ func newFinder(lits []lit) finder {
 		if l.fold {
 			fs[i] = newFoldFinder(l.s)
 		} else {
-			fs[i] = &exactFinder{lit: []byte(l.s)}
+			fs[i] = newExactFinder(l.s)
 		}
 		if fs[i] == nil {
 			return nil // a literal with no usable anchor: no prefilter at all
@@ -528,14 +528,27 @@ func (f *prefixFinder) next(buf []byte, from int) int {
 	return -1
 }
 
-// exactFinder finds a literal with bytes.Index.
+// exactFinder finds a literal: with bytes.Index, which looks for the literal's first
+// byte with memchr, when that byte is rare in text, else with a pairScan.
 type exactFinder struct {
-	lit []byte
+	lit  []byte
+	pair *pairScan
+}
+
+func newExactFinder(s string) *exactFinder {
+	f := &exactFinder{lit: []byte(s)}
+	if len(s) > 1 && !rareByte(s[0]) {
+		f.pair = newPairScan(s, false)
+	}
+	return f
 }
 
 func (f *exactFinder) reset([]byte) {}
 
 func (f *exactFinder) next(buf []byte, from int) int {
+	if f.pair != nil {
+		return f.pair.index(buf, from)
+	}
 	i := bytes.Index(buf[from:], f.lit)
 	if i < 0 {
 		return -1
@@ -543,14 +556,15 @@ func (f *exactFinder) next(buf []byte, from int) int {
 	return from + i
 }
 
-// foldFinder finds a literal ignoring case. It scans for the literal's rarest byte that
-// folds within ASCII (in both cases), then checks the whole literal when that is exact.
+// foldFinder finds a literal ignoring case. When the literal is ASCII and the buffer holds
+// no character that folds to one of its letters from outside ASCII, it finds the literal
+// itself, with a pairScan; else it scans for the literal's rarest byte that folds within
+// ASCII (in both cases), and each hit is only a place where a match may be.
 type foldFinder struct {
-	lit    []byte // lower case
-	off    int    // offset of the anchor byte in lit
-	lo, up byte   // the anchor's two cases (equal for non-letters)
-	ascii  bool   // lit is ASCII
-	// spoilers are the non-ASCII runes that fold to a letter of lit (KELVIN SIGN for k,
+	pair   *pairScan // for the literal (lower case) when ascii
+	lo, up byte      // the anchor's two cases (equal for non-letters)
+	ascii  bool      // the literal is ASCII
+	// spoilers are the non-ASCII runes that fold to a letter of the literal (KELVIN SIGN for k,
 	// LONG S for s). A buffer without them can be checked byte by byte.
 	spoilers [][]byte
 	verify   bool // check the literal in place (for the current buffer)
@@ -573,7 +587,7 @@ func newFoldFinder(s string) finder {
 		return nil
 	}
 	c := s[best]
-	f := &foldFinder{lit: []byte(s), off: best, lo: c, up: c, ascii: true}
+	f := &foldFinder{lo: c, up: c, ascii: true}
 	if 'a' <= c && c <= 'z' {
 		f.up = c - 'a' + 'A'
 	}
@@ -590,6 +604,9 @@ func newFoldFinder(s string) finder {
 			}
 		}
 	}
+	if f.ascii {
+		f.pair = newPairScan(s, true)
+	}
 	f.reset(nil)
 	return f
 }
@@ -605,24 +622,11 @@ func (f *foldFinder) reset(buf []byte) {
 }
 
 func (f *foldFinder) next(buf []byte, from int) int {
-	for {
-		anchor := from + f.off
-		if !f.verify {
-			anchor = from // unverified: the anchor may sit after wider runes
-		}
-		p := f.nextAnchor(buf, anchor)
-		if p < 0 {
-			return -1
-		}
-		if !f.verify {
-			return p
-		}
-		start := p - f.off
-		if start+len(f.lit) <= len(buf) && equalFoldASCII(buf[start:start+len(f.lit)], f.lit) {
-			return start
-		}
-		from = start + 1
+	if f.verify {
+		return f.pair.index(buf, from)
 	}
+	// The anchor may sit after wider runes, so it is looked for from from itself.
+	return f.nextAnchor(buf, from)
 }
 
 func (f *foldFinder) nextAnchor(buf []byte, from int) int {
@@ -696,12 +700,17 @@ func (a *anyFinder) next(buf []byte, from int) int {
 	return best
 }
 
-// byteRank orders bytes from rare (low) to common (high) in source code and text, so the
-// case-insensitive finder anchors on a byte that produces few false hits.
+// rareByte reports whether c is rare in source code and text (see byteRank).
+func rareByte(c byte) bool { return byteRank(c) == rareRank }
+
+const rareRank = 100
+
+// byteRank orders bytes from rare (low) to common (high) in source code and text, so that
+// the finders look for bytes that give few false hits.
 func byteRank(c byte) int {
 	const common = " etaoinsrhldcumfpgwybv_.,()=;:\"'/-kx0123456789\n\t{}[]<>*&+#!|jqz"
 	if i := strings.IndexByte(common, c); i >= 0 {
 		return 1000 - i
 	}
-	return 100 // rare
+	return rareRank
 }
