@@ -173,11 +173,11 @@ type Index struct {
 
 // indexedFile is what an index knows of one file.
 type indexedFile struct {
-	id                 uint32
 	size, mtime, ctime int64
 	ino                uint64
-	binary             bool
 	blk                *blockTable // nil: one block, one id
+	id                 uint32
+	binary             bool
 }
 
 // Files returns how many files the index holds; Postings how many (trigram, block) pairs.

@@ -134,23 +134,28 @@ func (l *live) refsOf(path string, entries []liveEntry) []fileRef {
 	return refs
 }
 
-// liveFile is a file a search with given filters visits.
+// liveFile is a file a search with given filters visits: its entry, and what the index
+// holds of it, as its directory was listed. Neither is changed in place (a directory
+// listed again gets new ones), so a list keeps them as they were, at 24 bytes a file.
 type liveFile struct {
-	path   string
-	open   string // a linked file's target
-	id     uint32
-	size   int64
-	mtime  int64
-	binary bool
-	blk    *blockTable
-	held   bool     // in the index
-	dir    *liveDir // its directory
+	e   *liveEntry
+	dir *liveDir
+	ref *fileRef // nil: the index holds nothing of it, or it is a link
+}
+
+func (f *liveFile) path() string { return joinPath(f.e.dir, f.e.name) }
+
+// indexed returns what the index holds of f; f.ref is not nil.
+func (f *liveFile) indexed() indexedFile {
+	r := f.ref
+	return indexedFile{id: r.id, size: r.size, binary: r.binary, blk: r.blk, mtime: r.mtime}
 }
 
 // liveList is what a walk of a live tree with given filters found.
 type liveList struct {
 	scope Scope
 	files []liveFile
+	links map[int]string // the targets of the linked files, by their place in files
 	sk    Skipped
 
 	quietOnce sync.Once
@@ -606,9 +611,15 @@ func (l *live) list(w *walker, start string, scope Scope) (*liveList, map[string
 	}
 	ll := &liveList{scope: scope, files: make([]liveFile, 0, l.sizes[key])}
 	links, ok := l.visitLocked(w, start, chain, nil, func(nj *job, d *liveDir, ref *fileRef) {
-		f := liveFile{path: nj.path, open: nj.open, dir: d}
-		if ref.held && nj.open == "" {
-			f.id, f.size, f.mtime, f.binary, f.blk, f.held = ref.id, ref.size, ref.mtime, ref.binary, ref.blk, true
+		f := liveFile{e: nj.entry.(*liveEntry), dir: d}
+		switch {
+		case nj.open != "":
+			if ll.links == nil {
+				ll.links = map[int]string{}
+			}
+			ll.links[len(ll.files)] = nj.open
+		case ref.held:
+			f.ref = ref
 		}
 		ll.files = append(ll.files, f)
 	})
@@ -781,9 +792,8 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 					if ctx.Err() != nil {
 						break
 					}
-					f := &ll.files[r.i]
-					j := job{path: f.path, open: f.open}
-					if f.open == "" {
+					j := job{path: ll.files[r.i].path(), open: ll.links[r.i]}
+					if j.open == "" {
 						j.at = at
 					}
 					g.visited.Add(1)
@@ -822,15 +832,22 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		f := &ll.files[i]
 		// Only a file of a touched directory can be among the changed files or in the
 		// overlay: one marked was marked after its directory was touched.
-		touched, stale := f.dir == nil || f.dir.touched.Load(), false
-		if touched && len(dirty) > 0 {
-			_, stale = dirty[f.path]
+		touched, stale, path := f.dir == nil || f.dir.touched.Load(), false, ""
+		if touched {
+			path = f.path()
 		}
-		e, fresh, c := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk, mtime: f.mtime}, f.held && !stale, cand
-		if touched && !stale && f.open == "" && over.ids > 0 {
+		if touched && len(dirty) > 0 {
+			_, stale = dirty[path]
+		}
+		var e indexedFile
+		if f.ref != nil {
+			e = f.indexed()
+		}
+		fresh, c := f.ref != nil && !stale, cand
+		if touched && !stale && ll.links[i] == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
-			switch o, seen := over.entryLocked(f.path, &memo); seen {
+			switch o, seen := over.entryLocked(path, &memo); seen {
 			case entrySeen:
 				e, fresh, c = o.indexedFile, true, over.cand
 			case entryTooNew:
@@ -881,7 +898,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			binary += int64(r.binary)
 			if r.unheld {
 				for i := r.lo; i < r.hi; i++ {
-					if !ll.files[i].held {
+					if ll.files[i].ref == nil {
 						visit(int(i))
 					}
 				}
@@ -902,12 +919,11 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 				if k = q.run(i, k); !quiet[k] {
 					continue
 				}
-				f := &ll.files[i]
+				e := ll.files[i].indexed()
 				searched--
-				if f.binary {
+				if e.binary {
 					binary--
 				}
-				e := indexedFile{id: f.id, size: f.size, binary: f.binary, blk: f.blk, mtime: f.mtime}
 				batch = append(batch, toRead{i: int(i), known: &blockRead{f: e, cand: cand, fresh: true}})
 				if len(batch) == batchLen {
 					send()
@@ -959,9 +975,8 @@ func (ll *liveList) quietIndex() *quietIndex {
 		q := &quietIndex{}
 		n := 0
 		for i := range ll.files {
-			f := &ll.files[i]
-			if f.held {
-				n = max(n, int(f.id)+f.blk.count())
+			if r := ll.files[i].ref; r != nil {
+				n = max(n, int(r.id)+r.blk.count())
 			}
 		}
 		q.byID = make([]int32, n)
@@ -972,17 +987,18 @@ func (ll *liveList) quietIndex() *quietIndex {
 			}
 			r := &q.runs[len(q.runs)-1]
 			r.hi = int32(i) + 1
-			if !f.held {
+			ref := f.ref
+			if ref == nil {
 				r.unheld = true
 				continue
 			}
 			r.held++
-			if f.binary {
+			if ref.binary {
 				r.binary++
 			}
-			r.maxSize = max(r.maxSize, f.size)
-			for id := range uint32(f.blk.count()) {
-				q.byID[f.id+id] = int32(i) + 1
+			r.maxSize = max(r.maxSize, ref.size)
+			for id := range uint32(ref.blk.count()) {
+				q.byID[ref.id+id] = int32(i) + 1
 			}
 		}
 		ll.quiet = q
