@@ -438,7 +438,7 @@ func (m *matcher) matchLines(buf []byte, f finder, fn func(start, end int) bool)
 			} else {
 				end += start
 			}
-			if m.line.Match(buf[start:end]) && !fn(start, end) {
+			if m.matchLine(buf[start:end]) && !fn(start, end) {
 				return
 			}
 			start = end + 1
@@ -458,7 +458,7 @@ func (m *matcher) matchLines(buf []byte, f finder, fn func(start, end int) bool)
 		} else {
 			end += c
 		}
-		if m.exact || m.line.Match(buf[start:end]) {
+		if m.exact || m.matchLine(buf[start:end]) {
 			if !fn(start, end) {
 				return
 			}

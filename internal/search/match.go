@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -34,6 +35,13 @@ type matcher struct {
 	lits      []lit          // every match contains one of these; none: no prefilter
 	exact     bool           // a hit of a literal is itself a match
 	multiline bool
+	// inner, when set, is a literal the pattern holds after a part of varying length
+	// (the _ of \w+_\d{4}\b), and rest the pattern from inner on, anchored: a line
+	// holds a match only if rest matches at one of inner's places in it. Checking that
+	// first is much cheaper than the unanchored match of the whole line, which tries
+	// every start, when the prefilter hits many lines that do not match.
+	inner []byte
+	rest  *regexp.Regexp
 }
 
 // lit is a literal a match must contain. fold literals are compared ignoring case and
@@ -66,6 +74,9 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 	if m.line, err = regexp.Compile(tree.String()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, QuotePattern(pattern), err)
 	}
+	if !multiline {
+		m.inner, m.rest = innerLiteral(tree)
+	}
 	info := extract(tree.Simplify())
 	// On a whole buffer, ^ and $ (and \A, \z) mean the start and end of a line, as
 	// they do when one line is matched on its own.
@@ -78,6 +89,53 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 	}
 	m.lits, m.exact = info.choose()
 	return m, nil
+}
+
+// innerLiteral returns the first literal of the concatenation re that comes after
+// something else and before something else, matched case-exact and valid UTF-8, with
+// what re matches from it on, anchored at its start; nil when there is none. What rest
+// matches from a place in a line is what it matches there in the whole line: it starts
+// with the literal, so no assertion in it looks before that place. (A literal at the end
+// would be checked for nothing but itself, which the prefilter has found.)
+func innerLiteral(re *syntax.Regexp) (inner []byte, rest *regexp.Regexp) {
+	if re.Op != syntax.OpConcat {
+		return nil, nil
+	}
+	for k := 1; k < len(re.Sub)-1; k++ {
+		s := re.Sub[k]
+		if s.Op != syntax.OpLiteral || s.Flags&syntax.FoldCase != 0 || slices.Contains(s.Rune, utf8.RuneError) {
+			continue
+		}
+		tail := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[k:]}
+		rx, err := regexp.Compile(`^(?:` + tail.String() + `)`)
+		if err != nil {
+			return nil, nil
+		}
+		return []byte(string(s.Rune)), rx
+	}
+	return nil, nil
+}
+
+// matchLine reports whether the line b holds a match.
+func (m *matcher) matchLine(b []byte) bool {
+	if m.inner != nil && !m.restMatches(b) {
+		return false
+	}
+	return m.line.Match(b)
+}
+
+// restMatches reports whether m.rest matches at one of the places of m.inner in b.
+func (m *matcher) restMatches(b []byte) bool {
+	for i := 0; ; i++ {
+		j := bytes.Index(b[i:], m.inner)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if m.rest.Match(b[i:]) {
+			return true
+		}
+	}
 }
 
 // QuotePattern quotes a pattern for a message, cut after 200 characters with its length

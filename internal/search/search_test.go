@@ -133,7 +133,7 @@ func TestMatchLinesAgreesWithRegexp(t *testing.T) {
 	t.Parallel()
 	text := []byte("a_12 b_1 c_123\nx_9\nHello world\nhello WORLD\nſtop KELVIN \u212aelvin\nfoo\n\nErrNotExist here\nerrNOTexist\n^start\nend$\nno newline at end")
 	for _, p := range []string{"hello", "world", "stop", "kelvin", "errnotexist", "ErrNotExist|foo", "^$", "^", "x*", `\bend`, "e.d", "[Hh]ello", "start|end", "(?i)HELLO",
-		`\w+_\d{2}\b`, `o(r|n)+`, `e[a-z]{2,}d`, `_\d|x`} {
+		`\w+_\d{2}\b`, `o(r|n)+`, `e[a-z]{2,}d`, `_\d|x`, `\w+_\d+`, `[a-z]+ (w|h)`, `\w+o\b`, `.+end$`, `(\w)(\w) here`, `[A-Z]\w+NOT\w+`, `x*_\d\b`} {
 		for _, fold := range []bool{false, true} {
 			m, err := compileMatcher(p, fold, false)
 			if err != nil {
