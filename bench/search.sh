@@ -2,9 +2,9 @@
 # Compare Boris's grep and find (called over MCP STDIO) with ripgrep and fd on a copy of
 # GOROOT/src, and print a Markdown table for docs/performance.md.
 # Installs ripgrep and fd-find with apt-get when they are missing.
-# Usage: bench/search.sh [-runs N] [-corpus DIR] [-index] [-cache-dir DIR]
+# Usage: bench/search.sh [-runs N] [-corpus DIR] [-index] [-cache-dir DIR] [-scan]
 # (-index waits until grep answers from the search index: for a big tree, such as the one
-# bench/index.sh makes)
+# bench/index.sh makes; -scan turns the index off, so that every search reads every file)
 set -eu
 cd "$(dirname "$0")/.."
 

@@ -42,6 +42,7 @@ func main() {
 	runs := flag.Int("runs", 9, "timed runs per case; the median is reported")
 	index := flag.Bool("index", false, "wait until grep answers from the search index before timing (a big tree)")
 	cacheDir := flag.String("cache-dir", "", "Boris's cache directory, where the search index is kept (default: Boris's)")
+	scan := flag.Bool("scan", false, "run Boris with --no-search-index, so that every search reads every file (a tree of 5,000 files or more is indexed from its second search)")
 	flag.Parse()
 	if *boris == "" {
 		log.Fatal("-boris is required")
@@ -94,6 +95,9 @@ func main() {
 	cmd := exec.Command(*boris, "--transport", "stdio", "--workdir", dir, "--log-level", "error")
 	if *cacheDir != "" {
 		cmd.Args = append(cmd.Args, "--cache-dir", *cacheDir)
+	}
+	if *scan {
+		cmd.Args = append(cmd.Args, "--no-search-index")
 	}
 	cmd.Stderr = os.Stderr
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
