@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,7 +16,11 @@ import (
 func BenchmarkFinder(b *testing.B) {
 	var files [][]byte
 	size := 0
-	root := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatalf("go env GOROOT: %v", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || len(files) >= 4000 {
 			return nil
