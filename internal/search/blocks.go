@@ -13,7 +13,7 @@ import (
 // indexed as blocks of whole lines, each with an id of its own, so that a search reads
 // only the blocks that may hold a match of a big file most of whose parts cannot. A
 // variable so that tests can make blocks tiny.
-var blockSize = 32 << 10
+var blockSize = 16 << 10
 
 // blockTable says where the blocks of a file indexed as more than one start: for block
 // i, its first byte and the number of its first line. The file's ids are consecutive,

@@ -20,12 +20,12 @@ import (
 // writes) and indexed here, so that it is ruled out like any indexed file once its entry
 // is made. An entry only grows: a file indexed again gets new ids, and the old ones are
 // left unused. Once it has given as many ids as the base index holds (at least 1,024),
-// or holds a tenth as many (trigram, file) pairs (at least 1 Mi), it takes no more, and a
+// or holds a twelfth as many (trigram, file) pairs (at least 1 Mi), it takes no more, and a
 // new base index is built. Safe for concurrent use.
 //
 // The bound on pairs is the bound on memory: the base index's lists are in a mapped file,
-// the overlay's in the heap, at about 1.3-1.5 bytes a pair (with its table of trigrams).
-// A tenth of the base index is about 19 MB per GB of source, which keeps Boris's heap
+// the overlay's in the heap, at about 1.2-1.5 bytes a pair (with its table of trigrams).
+// A twelfth of the base index is about 17 MB per GB of source, which keeps Boris's heap
 // with the index, its live list and a full overlay under 50 MB per GB.
 //
 // An entry is trusted because no file event has named its file since it was read: that
@@ -55,7 +55,7 @@ func newOverlay(base *Index) *overlay {
 }
 
 // maxPostings is how many (trigram, file) pairs o holds before it is full.
-func (o *overlay) maxPostings() int { return max(o.base.tri.Postings()/10, 1<<20) }
+func (o *overlay) maxPostings() int { return max(o.base.tri.Postings()/12, 1<<20) }
 
 // maxIDs is how many ids (a file's blocks each take one) o gives before it is full.
 func (o *overlay) maxIDs() int { return max(o.base.tri.IDs(), 1024) }
