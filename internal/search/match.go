@@ -42,6 +42,11 @@ type matcher struct {
 	// every start, when the prefilter hits many lines that do not match.
 	inner []byte
 	rest  *regexp.Regexp
+	// tries bounds how many places of inner are tried in one line when rest can match
+	// without bound (0: no bound): each try may then read the rest of the line (rest can
+	// hold .*), and a long line full of the literal would cost its length squared, where
+	// the match of the whole line is linear.
+	tries int
 }
 
 // lit is a literal a match must contain. fold literals are compared ignoring case and
@@ -75,7 +80,7 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 		return nil, fmt.Errorf("%w: %s: %v", ErrPattern, QuotePattern(pattern), err)
 	}
 	if !multiline {
-		m.inner, m.rest = innerLiteral(tree)
+		m.inner, m.rest, m.tries = innerLiteral(tree)
 	}
 	info := extract(tree.Simplify())
 	// On a whole buffer, ^ and $ (and \A, \z) mean the start and end of a line, as
@@ -97,9 +102,9 @@ func compileMatcher(pattern string, ignoreCase, multiline bool) (*matcher, error
 // matches from a place in a line is what it matches there in the whole line: it starts
 // with the literal, so no assertion in it looks before that place. (A literal at the end
 // would be checked for nothing but itself, which the prefilter has found.)
-func innerLiteral(re *syntax.Regexp) (inner []byte, rest *regexp.Regexp) {
+func innerLiteral(re *syntax.Regexp) (inner []byte, rest *regexp.Regexp, tries int) {
 	if re.Op != syntax.OpConcat {
-		return nil, nil
+		return nil, nil, 0
 	}
 	for k := 1; k < len(re.Sub)-1; k++ {
 		s := re.Sub[k]
@@ -109,31 +114,51 @@ func innerLiteral(re *syntax.Regexp) (inner []byte, rest *regexp.Regexp) {
 		tail := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[k:]}
 		rx, err := regexp.Compile(`^(?:` + tail.String() + `)`)
 		if err != nil {
-			return nil, nil
+			return nil, nil, 0
 		}
-		return []byte(string(s.Rune)), rx
+		if unbounded(tail) {
+			tries = maxInnerTries
+		}
+		return []byte(string(s.Rune)), rx, tries
 	}
-	return nil, nil
+	return nil, nil, 0
+}
+
+// maxInnerTries is matcher.tries for a rest that can match without bound.
+const maxInnerTries = 8
+
+// unbounded reports whether re can match a text of any length.
+func unbounded(re *syntax.Regexp) bool {
+	switch {
+	case re.Op == syntax.OpStar || re.Op == syntax.OpPlus,
+		re.Op == syntax.OpRepeat && re.Max < 0:
+		return true
+	}
+	return slices.ContainsFunc(re.Sub, unbounded)
 }
 
 // matchLine reports whether the line b holds a match.
 func (m *matcher) matchLine(b []byte) bool {
-	if m.inner != nil && !m.restMatches(b) {
+	if m.inner != nil && m.ruledOut(b) {
 		return false
 	}
 	return m.line.Match(b)
 }
 
-// restMatches reports whether m.rest matches at one of the places of m.inner in b.
-func (m *matcher) restMatches(b []byte) bool {
-	for i := 0; ; i++ {
+// ruledOut reports whether m.rest matches at none of the places of m.inner in b; false
+// when it cannot tell within m.tries places.
+func (m *matcher) ruledOut(b []byte) bool {
+	for i, tries := 0, 0; ; i++ {
 		j := bytes.Index(b[i:], m.inner)
 		if j < 0 {
+			return true
+		}
+		if tries++; m.tries > 0 && tries > m.tries {
 			return false
 		}
 		i += j
 		if m.rest.Match(b[i:]) {
-			return true
+			return false
 		}
 	}
 }

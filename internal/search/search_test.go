@@ -131,9 +131,9 @@ func fastLines(m *matcher, buf []byte) []int {
 
 func TestMatchLinesAgreesWithRegexp(t *testing.T) {
 	t.Parallel()
-	text := []byte("a_12 b_1 c_123\nx_9\nHello world\nhello WORLD\nſtop KELVIN \u212aelvin\nfoo\n\nErrNotExist here\nerrNOTexist\n^start\nend$\nno newline at end")
+	text := []byte("a_12 b_1 c_123\nx_9\na_1 b_2 c_3 d_4 e_5 f_6 g_7 h_8 i_9 j_10\nHello world\nhello WORLD\nſtop KELVIN \u212aelvin\nfoo\n\nErrNotExist here\nerrNOTexist\n^start\nend$\nno newline at end")
 	for _, p := range []string{"hello", "world", "stop", "kelvin", "errnotexist", "ErrNotExist|foo", "^$", "^", "x*", `\bend`, "e.d", "[Hh]ello", "start|end", "(?i)HELLO",
-		`\w+_\d{2}\b`, `o(r|n)+`, `e[a-z]{2,}d`, `_\d|x`, `\w+_\d+`, `[a-z]+ (w|h)`, `\w+o\b`, `.+end$`, `(\w)(\w) here`, `[A-Z]\w+NOT\w+`, `x*_\d\b`} {
+		`\w+_\d{2}\b`, `o(r|n)+`, `e[a-z]{2,}d`, `_\d|x`, `\w+_\d+`, `[a-z]+ (w|h)`, `\w+o\b`, `.+end$`, `(\w)(\w) here`, `[A-Z]\w+NOT\w+`, `x*_\d\b`, `\w_\d+ j`} {
 		for _, fold := range []bool{false, true} {
 			m, err := compileMatcher(p, fold, false)
 			if err != nil {
