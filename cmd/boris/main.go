@@ -9,9 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/confine"
+	"github.com/mjkoo/boris/internal/memlimit"
 	"github.com/mjkoo/boris/internal/server"
 	"github.com/mjkoo/boris/internal/shell"
 )
@@ -303,7 +301,7 @@ func (n *notifier) stop() {
 // rather than let it grow to the container's hard limit: the limit leaves room for 64 MiB
 // of garbage (or half the container's memory if that is less) above the live heap, up to
 // three quarters of the container's memory, and follows the live heap after each
-// collection (see followLiveHeap). The collector otherwise runs at Go's default,
+// collection (see memlimit.Follow). The collector otherwise runs at Go's default,
 // GOGC=100: at 200 a call that starts no process cost about a third less CPU, for about
 // 4 MiB more resident memory (see docs/performance.md). Reading the container's limit
 // from the cgroup files takes most of a millisecond, so it is done in the background.
@@ -316,48 +314,8 @@ func tuneGC(getenv func(string) string, readFile func(string) ([]byte, error)) {
 		if c := containerMemory(readFile); c > 0 {
 			room, ceiling = min(room, c/2), c-c/4
 		}
-		followLiveHeap(room, ceiling, nil)
+		memlimit.Follow(room, ceiling, nil)
 	}()
-}
-
-// followLiveHeap sets the soft memory limit to room above the live heap (and an eighth of
-// it, for what the runtime keeps beside the objects), and sets it again after each
-// collection, for as long as the process runs. A fixed limit below what Boris must hold
-// live (the search index of a 400,000-file tree and its list of files take about 270 MB)
-// would have the collector run without end, up to half the CPU, and slow every search
-// 2–3×. The limit never exceeds ceiling, if set (three quarters of the container's
-// memory: the commands Boris runs share it): a heap that nears it is one the collector
-// should work hard to keep down. adjusted, if set, is told of each limit set (tests use
-// it), and stops the updates by returning false.
-func followLiveHeap(room, ceiling int64, adjusted func(limit int64) bool) {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	var set func()
-	set = func() {
-		metrics.Read(sample)
-		live := int64(0)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			live = int64(sample[0].Value.Uint64())
-		}
-		limit := live + live/8 + room
-		if ceiling > 0 {
-			limit = min(limit, ceiling)
-		}
-		debug.SetMemoryLimit(limit)
-		if adjusted != nil && !adjusted(limit) {
-			return
-		}
-		// A finalizer runs once the collection that found its object unreachable is done:
-		// each one sets the limit again and arms the next. The object holds a pointer so
-		// that it is not one of the tiny allocations the runtime packs together.
-		runtime.SetFinalizer(&gcMark{}, func(*gcMark) { set() })
-	}
-	set()
-}
-
-// gcMark is the object whose finalizer tells followLiveHeap a collection happened.
-type gcMark struct {
-	_ *byte
-	_ [16]byte
 }
 
 // containerMemory returns the memory limit of this process's cgroup (v2, else v1), or 0

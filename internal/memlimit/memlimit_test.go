@@ -1,8 +1,9 @@
-package main
+package memlimit
 
 import (
 	"runtime"
 	"runtime/debug"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,11 +18,7 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	const room = 64 << 20
 	const big = 128 << 20
 	limits := make(chan int64, 1)
-	var done atomic.Bool
-	followLiveHeap(room, 0, func(limit int64) bool {
-		if done.Load() {
-			return false
-		}
+	stop := Follow(room, 0, func(limit int64) bool {
 		select { // the latest limit wins
 		case <-limits:
 		default:
@@ -29,7 +26,7 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 		limits <- limit
 		return true
 	})
-	t.Cleanup(func() { done.Store(true) })
+	t.Cleanup(stop)
 	if l := <-limits; l < room || l >= big {
 		t.Fatalf("first limit %d MiB, want at least the room (%d MiB) and below %d MiB", l>>20, room>>20, big>>20)
 	}
@@ -64,11 +61,53 @@ func TestMemoryLimitCeiling(t *testing.T) {
 	t.Cleanup(func() { debug.SetMemoryLimit(old) })
 	const ceiling = 32 << 20
 	var got int64
-	followLiveHeap(64<<20, ceiling, func(limit int64) bool {
+	Follow(64<<20, ceiling, func(limit int64) bool {
 		got = limit
 		return false
 	})
 	if got != ceiling {
 		t.Fatalf("limit %d MiB, want the ceiling, %d MiB", got>>20, ceiling>>20)
 	}
+}
+
+// TestStopTakesTheLimitOff: once stop returns, there is no limit, and no collection sets
+// one again (a benchmark measures under the limit, then lets the rest of the process run
+// without it).
+func TestStopTakesTheLimitOff(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	var sets atomic.Int32
+	stop := Follow(64<<20, 0, func(int64) bool {
+		sets.Add(1)
+		return true
+	})
+	if l := debug.SetMemoryLimit(-1); l == math.MaxInt64 {
+		t.Fatal("Follow set no limit")
+	}
+	stop()
+	stop()
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Fatalf("limit %d after stop, want none", l)
+	}
+	// A finalizer armed before stop runs after a collection: it must set nothing.
+	n := sets.Load()
+	for range 3 {
+		collect()
+	}
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Fatalf("limit %d after collections that followed stop, want none", l)
+	}
+	if got := sets.Load(); got != n {
+		t.Fatalf("the limit was set %d times after stop", got-n)
+	}
+}
+
+// collect runs a collection and waits until the finalizers it queued have run, or those
+// of an earlier one: the finalizer goroutine runs the queue a collection left, whole, before
+// the next; so after three calls those of the first have all run.
+func collect() {
+	ran := make(chan struct{})
+	runtime.SetFinalizer(&gcMark{}, func(*gcMark) { close(ran) })
+	runtime.GC()
+	<-ran
 }
