@@ -118,7 +118,7 @@ func (w *Writer) flush() {
 		}
 		w.mem.encode(put, put, true)
 	}
-	w.mem = newMem(uint32(w.ids))
+	w.mem = w.mem.next(uint32(w.ids))
 }
 
 // scratchFile is an unlinked file in near's directory.
