@@ -82,6 +82,8 @@ func blockTris(t *blockTable, data []byte, seen *trigram.Seen, bufs [][]trigram.
 	if t != nil {
 		n = len(t.off)
 	}
+	// The buffers past len(bufs) are those of an earlier file's later blocks: keep them.
+	bufs = bufs[:cap(bufs)]
 	for len(bufs) < n {
 		bufs = append(bufs, nil)
 	}
@@ -147,19 +149,24 @@ func (g *grep) readBlocks(w *grepWorker, j *job, br *blockRead) bool {
 		return false // read whole, which counts it as unreadable
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size ||
-		br.check && !sameStat(&st, *f) {
-		return false
+	// A fresh file is as indexed: no event named it since (see readKnown), so its size
+	// and time are the index's, with no fstat.
+	size, mtime := f.size, time.Unix(0, f.mtime)
+	if !br.fresh {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != f.size ||
+			br.check && !sameStat(&st, *f) {
+			return false
+		}
+		size, mtime = st.Size, time.Unix(st.Mtim.Unix())
 	}
 	if readHook != nil {
 		readHook(j.path)
 	}
-	if g.opts.MaxFileSize > 0 && st.Size > g.opts.MaxFileSize {
+	if g.opts.MaxFileSize > 0 && size > g.opts.MaxFileSize {
 		g.tooLarge.Add(1)
 		return true
 	}
-	mtime := time.Unix(st.Mtim.Unix())
 	// The runs of candidate blocks, each read with one pread and searched on its own.
 	t := f.blk
 	var read int64
