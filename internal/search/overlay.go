@@ -211,7 +211,7 @@ func (l *live) reindexLoop(held func()) {
 	defer close(l.reindexEnd)
 	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 	idleThread()
-	var buf []byte
+	var bufs reindexBufs
 	for {
 		select {
 		case <-l.kick:
@@ -221,14 +221,14 @@ func (l *live) reindexLoop(held func()) {
 		if held != nil {
 			held()
 		}
-		for l.reindexOnce(&buf) {
+		for l.reindexOnce(&bufs) {
 		}
 	}
 }
 
 // reindexOnce reads a batch of changed files and indexes those no event named meanwhile;
 // it reports whether more may be left.
-func (l *live) reindexOnce(buf *[]byte) bool {
+func (l *live) reindexOnce(bufs *reindexBufs) bool {
 	l.mu.Lock()
 	if l.closed || l.broken != nil || l.over.isFull() {
 		l.mu.Unlock()
@@ -253,12 +253,19 @@ func (l *live) reindexOnce(buf *[]byte) bool {
 		return false
 	}
 	l.mu.Unlock()
-	l.readAll(batch, buf)
+	l.readAll(batch, bufs)
 	return l.commit(batch)
 }
 
+// reindexBufs is what reading batch after batch of files reuses: the file's bytes, and
+// the trigrams of each file of a batch, by block (the overlay copies them).
+type reindexBufs struct {
+	data []byte
+	tris [][][]trigram.Trigram
+}
+
 // readAll reads and indexes the files of batch.
-func (l *live) readAll(batch []reindexed, buf *[]byte) {
+func (l *live) readAll(batch []reindexed, bufs *reindexBufs) {
 	root, err := unix.Open(l.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
@@ -268,7 +275,10 @@ func (l *live) readAll(batch []reindexed, buf *[]byte) {
 		if l.pause != nil {
 			l.pause() // a search under way reads these files itself
 		}
-		l.readOne(root, &batch[i], buf)
+		for len(bufs.tris) <= i {
+			bufs.tris = append(bufs.tris, nil)
+		}
+		l.readOne(root, &batch[i], &bufs.data, &bufs.tris[i])
 	}
 }
 
@@ -300,8 +310,9 @@ func (l *live) commit(batch []reindexed) bool {
 	return true
 }
 
-// readOne reads and indexes the file of r, below the open directory root.
-func (l *live) readOne(root int, r *reindexed, buf *[]byte) {
+// readOne reads and indexes the file of r, below the open directory root, into *buf and
+// *tris.
+func (l *live) readOne(root int, r *reindexed, buf *[]byte, tris *[][]trigram.Trigram) {
 	rel := strings.TrimPrefix(strings.TrimPrefix(r.path, l.root), "/")
 	fd, err := openBeneath(root, rel, unix.O_RDONLY)
 	if err != nil {
@@ -335,7 +346,8 @@ func (l *live) readOne(root int, r *reindexed, buf *[]byte) {
 	}
 	r.f.blk = splitBlocks(data)
 	seen := seenPool.Get().(*trigram.Seen)
-	r.tris = blockTris(r.f.blk, data, seen, nil)
+	r.tris = blockTris(r.f.blk, data, seen, (*tris)[:0])
+	*tris = r.tris
 	seenPool.Put(seen)
 	for _, t := range r.tris {
 		slices.Sort(t)
@@ -392,8 +404,7 @@ func (s *Indexes) Wrote(path string) {
 		return // not changed as far as the list knows
 	}
 	batch := []reindexed{{path: path, seq: seq}}
-	var buf []byte
-	l.readAll(batch, &buf)
+	l.readAll(batch, &reindexBufs{})
 	l.commit(batch)
 }
 
