@@ -116,64 +116,90 @@ func (x *Index) Candidates(q *Query) Bits {
 	if q.Op == All {
 		return nil
 	}
-	b := x.eval(q)
+	e := evaluator{x: x}
+	b := e.eval(q)
 	runtime.KeepAlive(x.file) // the segments' memory stays mapped until here
 	return b
 }
 
-func (x *Index) eval(q *Query) Bits {
+// evaluator evaluates a query on x, reusing the sets it is done with.
+type evaluator struct {
+	x    *Index
+	free []Bits
+}
+
+// get returns an empty set of x's ids.
+func (e *evaluator) get() Bits {
+	if n := len(e.free); n > 0 {
+		b := e.free[n-1]
+		e.free = e.free[:n-1]
+		clear(b)
+		return b
+	}
+	return make(Bits, (e.x.ids+63)/64)
+}
+
+func (e *evaluator) put(b Bits) { e.free = append(e.free, b) }
+
+// orList sets in b the ids holding t.
+func (e *evaluator) orList(b Bits, t Trigram) {
+	for i := range e.x.segs {
+		e.x.segs[i].orInto(b, t)
+	}
+	if e.x.mem != nil {
+		e.x.mem.orInto(b, t)
+	}
+}
+
+// eval returns the ids that may match q. An And stops once no id is left.
+func (e *evaluator) eval(q *Query) Bits {
 	switch q.Op {
 	case All:
-		return full(x.ids)
+		return full(e.x.ids)
 	case None:
-		return make(Bits, (x.ids+63)/64)
+		return e.get()
 	case And:
 		var acc Bits
-		for _, t := range q.Tri {
-			b := x.list(t)
+		and := func(b Bits) bool {
 			if acc == nil {
 				acc = b
 			} else {
 				acc.and(b)
+				e.put(b)
+			}
+			return acc.empty()
+		}
+		for _, t := range q.Tri {
+			b := e.get()
+			e.orList(b, t)
+			if and(b) {
+				return acc
 			}
 		}
 		for _, s := range q.Sub {
 			if s.Op == All {
 				continue
 			}
-			b := x.eval(s)
-			if acc == nil {
-				acc = b
-			} else {
-				acc.and(b)
+			if and(e.eval(s)) {
+				return acc
 			}
 		}
 		if acc == nil {
-			return full(x.ids)
+			return full(e.x.ids)
 		}
 		return acc
 	default: // Or
-		acc := make(Bits, (x.ids+63)/64)
+		acc := e.get()
 		for _, t := range q.Tri {
-			acc.or(x.list(t))
+			e.orList(acc, t)
 		}
 		for _, s := range q.Sub {
-			acc.or(x.eval(s))
+			b := e.eval(s)
+			acc.or(b)
+			e.put(b)
 		}
 		return acc
 	}
-}
-
-// list returns the ids holding t.
-func (x *Index) list(t Trigram) Bits {
-	b := make(Bits, (x.ids+63)/64)
-	for i := range x.segs {
-		x.segs[i].orInto(b, t)
-	}
-	if x.mem != nil {
-		x.mem.orInto(b, t)
-	}
-	return b
 }
 
 // Bits is a set of file ids.
@@ -199,6 +225,16 @@ func full(n int) Bits {
 		b[i] = ^uint64(0)
 	}
 	return b
+}
+
+// empty reports whether b holds no id.
+func (b Bits) empty() bool {
+	for _, w := range b {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (b Bits) and(c Bits) {

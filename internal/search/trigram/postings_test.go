@@ -306,3 +306,155 @@ func TestDistinct(t *testing.T) {
 		t.Fatal("Distinct over its limit said ok")
 	}
 }
+
+// TestOrDeltasAgreesWithDecode: the byte-at-a-time decoder a search's plan uses sets
+// exactly the ids the plain decoder gives, below its limit, for lists of small, middling
+// and large gaps, with and without the last half byte of padding, in memory (no padding
+// counted) and as written.
+func TestOrDeltasAgreesWithDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 3000 {
+		base := uint32(rng.IntN(5000))
+		var p plist
+		var ids []uint32
+		id := base + uint32(rng.IntN(3)*rng.IntN(100))
+		maxGap := []int{1, 8, 64, 600, 70000}[rng.IntN(5)]
+		for range rng.IntN(300) {
+			ids = append(ids, id)
+			p.add(id, base)
+			id += 1 + uint32(rng.IntN(maxGap))
+			if rng.IntN(10) == 0 {
+				id += uint32(rng.IntN(9)) // a gap of a different size now and then
+			}
+		}
+		n := base + 1
+		if len(ids) > 0 {
+			n = ids[len(ids)-1] + 1
+		}
+		limit := n
+		if trial%3 == 0 {
+			limit = base + uint32(rng.IntN(int(n-base)+1))
+		}
+		want := make(Bits, (n+63)/64)
+		for _, id := range ids {
+			if id < limit {
+				want.set(id)
+			}
+		}
+		// As in memory: the free high half not counted.
+		nibbles := 2*len(p.buf) - b2i(p.half)
+		got := make(Bits, len(want))
+		orDeltas(got, p.buf, nibbles, base, limit)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (gaps up to %d, %d ids from %d, limit %d): in memory, got %v, want %v", trial, maxGap, len(ids), base, limit, got, want)
+		}
+		// As written: a free high half is 0x8, a group that never ends.
+		buf := slices.Clone(p.buf)
+		if p.half {
+			buf[len(buf)-1] |= 0x80
+		}
+		got = make(Bits, len(want))
+		orDeltas(got, buf, 2*len(buf), base, limit)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: as written, got %v, want %v", trial, got, want)
+		}
+		// The plain decoder agrees, and a shorter set is not written past.
+		var dec []uint32
+		decodeDeltas(buf, 2*len(buf), base, func(id uint32) { dec = append(dec, id) })
+		if !slices.Equal(dec, ids) {
+			t.Fatalf("trial %d: decodeDeltas gives %v, want %v", trial, dec, ids)
+		}
+		short := make(Bits, len(want)/2)
+		orDeltas(short, buf, 2*len(buf), base, n)
+	}
+}
+
+// TestCandidatesOfNestedQueries: for random ANDs and ORs of trigrams, nested, with parts
+// that hold every file or none, an index written in several segments and added to in
+// memory gives exactly the files the query asks for, not merely a superset, however
+// the sets it computes are reused.
+func TestCandidatesOfNestedQueries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	s := randomPostings(rng, 0, 2000, 0.3)
+	x, _ := writeIndex(t, t.TempDir(), s, 4<<10, 64)
+	more := randomPostings(rng, uint32(x.IDs()), 300, 0.3)
+	for i, id := range more.ids {
+		x.Add(id, more.tris[i])
+	}
+	for tri, ids := range more.want {
+		s.want[tri] = append(s.want[tri], ids...)
+	}
+	n := x.IDs()
+	var tris []Trigram
+	for tri := range s.want {
+		tris = append(tris, tri)
+	}
+	slices.Sort(tris)
+	tris = append(tris, 5000) // absent
+	type set = map[uint32]bool
+	var gen func(depth int) (*Query, set)
+	gen = func(depth int) (*Query, set) {
+		switch r := rng.IntN(10); {
+		case r == 0:
+			all := set{}
+			for id := range uint32(n) {
+				all[id] = true
+			}
+			return &Query{Op: All}, all
+		case r == 1:
+			return &Query{Op: None}, set{}
+		}
+		q := &Query{Op: []Op{And, Or}[rng.IntN(2)]}
+		var parts []set
+		for range rng.IntN(4) {
+			tri := tris[rng.IntN(len(tris))]
+			q.Tri = append(q.Tri, tri)
+			p := set{}
+			for _, id := range s.want[tri] {
+				p[id] = true
+			}
+			parts = append(parts, p)
+		}
+		if depth < 3 {
+			for range rng.IntN(3) {
+				sub, p := gen(depth + 1)
+				q.Sub = append(q.Sub, sub)
+				parts = append(parts, p)
+			}
+		}
+		want := set{}
+		if q.Op == Or {
+			for _, p := range parts {
+				for id := range p {
+					want[id] = true
+				}
+			}
+			return q, want
+		}
+		for id := range uint32(n) {
+			in := true
+			for _, p := range parts {
+				in = in && p[id]
+			}
+			if in {
+				want[id] = true
+			}
+		}
+		return q, want
+	}
+	for trial := range 400 {
+		q, want := gen(0)
+		got := x.Candidates(q)
+		if q.Op == All {
+			if got != nil {
+				t.Fatalf("trial %d: %v gives a set, want nil (every file)", trial, q)
+			}
+			continue
+		}
+		for id := range uint32(n) {
+			if got.Has(id) != want[id] {
+				t.Fatalf("trial %d: %v: id %d in the candidates %v, want %v", trial, q, id, got.Has(id), want[id])
+			}
+		}
+	}
+}
