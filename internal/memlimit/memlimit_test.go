@@ -1,9 +1,9 @@
 package memlimit
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
-	"math"
 	"sync/atomic"
 	"testing"
 	"time"
