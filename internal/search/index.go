@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp/syntax"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +29,11 @@ const (
 )
 
 // racyWindow: a file changed this recently is not indexed, since file times come from a
-// coarse clock and a later write in the same tick might not change them.
+// coarse clock and a later write in the same tick might not change them. A build waits
+// up to racyWait for the window to pass to read such files again.
 var racyWindow = time.Second
+
+const racyWait = 2 * time.Second
 
 // IndexUse says how a search used an index.
 type IndexUse int
@@ -448,6 +452,68 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 		niced bool
 	}
 	workers := make([]worker, workerCount())
+	var racy []string // files changed within racyWindow before they were read
+	var lastRacy int64 // the latest change time among them
+	// add indexes the file open as fd, found at path, unless it changed within racyWindow
+	// before it was read: then it returns true, to be read again once the window passed.
+	add := func(wk *worker, path string, fd int) (changing bool) {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxIndexedFile {
+			return false
+		}
+		if cap(wk.buf) < int(st.Size) {
+			wk.buf = make([]byte, st.Size+st.Size/8+512)
+		}
+		data := wk.buf[:st.Size]
+		n := 0
+		for n < len(data) {
+			m, err := unix.Read(fd, data[n:])
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return false
+			}
+			if m == 0 {
+				return false // the file shrank: leave it to be read
+			}
+			n += m
+		}
+		if time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds() {
+			// A write in the same clock tick as this read would leave the times as they
+			// are: such a file is not indexed as it is now.
+			mu.Lock()
+			lastRacy = max(lastRacy, st.Ctim.Nano())
+			mu.Unlock()
+			return true
+		}
+		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
+		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
+		var tris [][]trigram.Trigram
+		if !f.binary {
+			f.blk = splitBlocks(data)
+			wk.tris = blockTris(f.blk, data, &wk.seen, wk.tris)
+			tris = wk.tris
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if werr != nil {
+			return false
+		}
+		f.id = next
+		next += uint32(f.blocks())
+		x.files[path] = f
+		paths = append(paths, path)
+		if tris == nil {
+			werr = tw.Add(f.id, nil)
+		}
+		for i, t := range tris {
+			if werr == nil {
+				werr = tw.Add(f.id+uint32(i), t)
+			}
+		}
+		return false
+	}
 	filter := &Filter{Hidden: true, Top: top}
 	w, err := newWalker(ctx, root, scope, filter, func(id int, j *job) {
 		wk := &workers[id]
@@ -468,57 +534,10 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 			return
 		}
 		defer unix.Close(fd)
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxIndexedFile {
-			return
-		}
-		if cap(wk.buf) < int(st.Size) {
-			wk.buf = make([]byte, st.Size+st.Size/8+512)
-		}
-		data := wk.buf[:st.Size]
-		n := 0
-		for n < len(data) {
-			m, err := unix.Read(fd, data[n:])
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				return
-			}
-			if m == 0 {
-				return // the file shrank: leave it to be read
-			}
-			n += m
-		}
-		if time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds() {
-			// A write in the same clock tick as this read would leave the times as they
-			// are: such a file is read by every search until the next build.
-			return
-		}
-		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
-		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
-		var tris [][]trigram.Trigram
-		if !f.binary {
-			f.blk = splitBlocks(data)
-			wk.tris = blockTris(f.blk, data, &wk.seen, wk.tris)
-			tris = wk.tris
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if werr != nil {
-			return
-		}
-		f.id = next
-		next += uint32(f.blocks())
-		x.files[j.path] = f
-		paths = append(paths, j.path)
-		if tris == nil {
-			werr = tw.Add(f.id, nil)
-		}
-		for i, t := range tris {
-			if werr == nil {
-				werr = tw.Add(f.id+uint32(i), t)
-			}
+		if add(wk, j.path, fd) {
+			mu.Lock()
+			racy = append(racy, j.path)
+			mu.Unlock()
 		}
 	})
 	if err != nil {
@@ -526,6 +545,41 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 	}
 	if err := w.run(root); err != nil {
 		return nil, err
+	}
+	// A tree just written (a clone, a checkout, an unpacked archive) has files changed
+	// within racyWindow before the build read them: they are read again once the window
+	// has passed for the last of them, when that is soon, rather than left to every
+	// search until the next build (which a search counting them would start at once).
+	// A file still changing then is left out.
+	if wait := time.Until(time.Unix(0, lastRacy).Add(racyWindow)); len(racy) > 0 && wait <= racyWait {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			idleThread()
+			rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return
+			}
+			defer unix.Close(rootFD)
+			for _, path := range racy {
+				if pause != nil {
+					pause()
+				}
+				fd, err := openBeneath(rootFD, strings.TrimPrefix(strings.TrimPrefix(path, root), "/"), unix.O_RDONLY)
+				if err != nil {
+					continue
+				}
+				add(&workers[0], path, fd)
+				unix.Close(fd)
+			}
+		}()
+		<-done
 	}
 	if werr != nil {
 		return nil, werr

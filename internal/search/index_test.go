@@ -309,7 +309,34 @@ func init() {
 	racyWindow = 0
 }
 
-// TestRacyFileNotIndexed: a file changed within racyWindow of the build is left to be read.
+// TestJustWrittenFilesIndexed: files written right before a build (a clone, a checkout)
+// are read again once racyWindow has passed for them, and indexed: a tree just written
+// is not left to be read by every search until another build.
+func TestJustWrittenFilesIndexed(t *testing.T) {
+	root := t.TempDir()
+	for i := range 30 {
+		sub := filepath.Join(root, fmt.Sprintf("d%d", i%3))
+		os.MkdirAll(sub, 0o755)
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("file %d\nword%02d\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = 300 * time.Millisecond
+	x, err := BuildIndex(t.Context(), openScope{}, root, "")
+	if err != nil || x.Files() != 30 {
+		t.Fatalf("BuildIndex = %d files, %v; want all 30", x.Files(), err)
+	}
+	p := planIndex(x, "word17", false, false)
+	for path, f := range x.files {
+		if want := strings.HasSuffix(path, "/f17.txt"); candidate(p.cand, &f, false) != want {
+			t.Errorf("%s a candidate for word17: %v, want %v", path, !want, want)
+		}
+	}
+}
+
+// TestRacyFileNotIndexed: a file changed within racyWindow of the build, when the window
+// does not pass soon, is left to be read.
 func TestRacyFileNotIndexed(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("x\n"), 0o644)
