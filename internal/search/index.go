@@ -452,7 +452,7 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 		niced bool
 	}
 	workers := make([]worker, workerCount())
-	var racy []string // files changed within racyWindow before they were read
+	var racy []string  // files changed within racyWindow before they were read
 	var lastRacy int64 // the latest change time among them
 	// add indexes the file open as fd, found at path, unless it changed within racyWindow
 	// before it was read: then it returns true, to be read again once the window passed.
