@@ -18,7 +18,6 @@ import (
 	"github.com/mjkoo/boris/internal/clients"
 	"github.com/mjkoo/boris/internal/config"
 	"github.com/mjkoo/boris/internal/server"
-	"github.com/mjkoo/boris/internal/testutil"
 	"github.com/mjkoo/boris/internal/tools"
 )
 
@@ -92,15 +91,17 @@ func TestTaskOutputFitsLines(t *testing.T) {
 	t.Parallel()
 	p := clients.Lookup("opencode")
 	cs := connectAs(t, textConfig(t), "opencode")
-	done := filepath.Join(t.TempDir(), "done")
-	testutil.Fifo(t, done)
-	started := textOf(call(t, cs, "bash", map[string]any{"command": "seq 1 200000 >&2; seq 1 5000; echo > " + done, "run_in_background": true}))
+	started := textOf(call(t, cs, "bash", map[string]any{"command": "seq 1 200000 >&2; seq 1 5000", "run_in_background": true}))
 	id := regexp.MustCompile(`task_id: (\S+)`).FindStringSubmatch(started)
 	if id == nil {
 		t.Fatalf("no task id in %q", started)
 	}
-	testutil.ReadFifo(t, done) // all of both streams is written: one read has them both
-	got := textOf(call(t, cs, "task_output", map[string]any{"task_id": id[1], "wait_ms": 20000}))
+	// Until the task ends (no line matches), so that the one read has both streams whole:
+	// a command's having written its output does not mean Boris has read it all yet.
+	got := textOf(call(t, cs, "task_output", map[string]any{"task_id": id[1], "wait_ms": 60000, "until": "^no line is this$"}))
+	if !strings.Contains(got, "status: exited 0") {
+		t.Fatalf("task_output did not wait for the task to end:\n%s", head(got))
+	}
 	if n := strings.Count(got, "\n"); n > p.Lines || !strings.Contains(got, "cut: stderr") || !strings.Contains(got, "cut: stdout") {
 		t.Fatalf("task_output: %d lines, want both streams cut to within the %d opencode keeps:\n%s", n, p.Lines, head(got))
 	}
