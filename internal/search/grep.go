@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -104,6 +105,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		opts.MaxLine = DefaultMaxLine
 	}
 	g := &grep{scope: scope, m: m, opts: &opts}
+	defer g.releaseWorkers() // every reader has ended by the time Grep returns
 	switch opts.Mode {
 	case FilesWithMatches:
 		g.top = newTopN(opts.Keep, newestFirst, one)
@@ -121,8 +123,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 	switch {
 	case info.Mode().IsRegular():
 		g.counters = &counters{}
-		g.workers = make([]grepWorker, 1)
-		g.workers[0].find = newFinder(m.lits)
+		g.newWorkers(1)
 		g.file(0, &job{path: root})
 		sk.Binary, sk.TooLarge, sk.Special, sk.Unreadable = int(g.binary.Load()), int(g.tooLarge.Load()), int(g.special.Load()), int(g.unreadable.Load())
 	case info.IsDir():
@@ -132,10 +133,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		if err != nil {
 			return nil, err
 		}
-		g.workers = make([]grepWorker, workerCount())
-		for i := range g.workers {
-			g.workers[i].find = newFinder(m.lits)
-		}
+		g.newWorkers(workerCount())
 		g.counters = &w.counters
 		x, l, over := opts.Indexes.lookup(root)
 		if l != nil && !opts.NoIgnore {
@@ -239,6 +237,31 @@ type grepWorker struct {
 	buf  []byte
 	find finder
 	hits []span
+}
+
+// readBufs keeps the workers' read buffers from one search to the next, which would
+// otherwise grow each from nothing (0.7 MB allocated by a search of 27,000 candidates).
+var readBufs sync.Pool // of *[]byte
+
+// newWorkers makes the search's n workers, with buffers of earlier searches.
+func (g *grep) newWorkers(n int) {
+	g.workers = make([]grepWorker, n)
+	for i := range g.workers {
+		g.workers[i].find = newFinder(g.m.lits)
+		if b, ok := readBufs.Get().(*[]byte); ok {
+			g.workers[i].buf = *b
+		}
+	}
+}
+
+// releaseWorkers gives the workers' buffers back, once nothing reads into them.
+func (g *grep) releaseWorkers() {
+	for i := range g.workers {
+		if b := g.workers[i].buf; cap(b) > 0 {
+			readBufs.Put(&b)
+		}
+		g.workers[i].buf = nil
+	}
 }
 
 // span is one matching line: its bounds (end excludes '\n') and number.

@@ -777,18 +777,23 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	}
 	defer dir.Close()
 	at := &beneath{fd: int(dir.Fd()), dir: start}
-	// A file to read, and what the index knows of it when it holds it fresh.
+	// A file to read, and what the index knows of it when it holds it fresh (known).
 	type toRead struct {
 		i     int
-		known *blockRead
+		f     blockRead
+		known bool
 	}
 	const batchLen = 32
 	batches := make(chan []toRead, 2*len(g.workers))
+	// Batches read are handed back to be filled again: a search of many candidates
+	// allocates a few batches, not one (and a record) per 32 files.
+	free := make(chan []toRead, cap(batches)+len(g.workers)+1)
 	var wg sync.WaitGroup
 	for id := range g.workers {
 		wg.Go(func() {
 			for batch := range batches {
-				for _, r := range batch {
+				for k := range batch {
+					r := &batch[k]
 					if ctx.Err() != nil {
 						break
 					}
@@ -797,7 +802,15 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 						j.at = at
 					}
 					g.visited.Add(1)
-					g.read1(id, &j, r.known)
+					var known *blockRead
+					if r.known {
+						known = &r.f
+					}
+					g.read1(id, &j, known)
+				}
+				select {
+				case free <- batch[:0]:
+				default:
 				}
 			}
 		})
@@ -820,7 +833,11 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 			over.o.mu.RUnlock()
 		}
 		batches <- batch
-		batch = make([]toRead, 0, batchLen)
+		select {
+		case batch = <-free:
+		default:
+			batch = make([]toRead, 0, batchLen)
+		}
 		if over.ids > 0 {
 			over.o.mu.RLock()
 			memo = dirMemo{}
@@ -860,7 +877,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if plan == nil || !fresh || candidate(c, &e, plan.multiline) {
 			r := toRead{i: i}
 			if plan != nil && fresh {
-				r.known = &blockRead{f: e, cand: c, fresh: true}
+				r.f, r.known = blockRead{f: e, cand: c, fresh: true}, true
 			}
 			if batch = append(batch, r); len(batch) == batchLen {
 				send()
@@ -924,7 +941,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 				if e.binary {
 					binary--
 				}
-				batch = append(batch, toRead{i: int(i), known: &blockRead{f: e, cand: cand, fresh: true}})
+				batch = append(batch, toRead{i: int(i), f: blockRead{f: e, cand: cand, fresh: true}, known: true})
 				if len(batch) == batchLen {
 					send()
 				}
