@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp/syntax"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -455,11 +454,12 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 	var racy []string  // files changed within racyWindow before they were read
 	var lastRacy int64 // the latest change time among them
 	// add indexes the file open as fd, found at path, unless it changed within racyWindow
-	// before it was read: then it returns true, to be read again once the window passed.
-	add := func(wk *worker, path string, fd int) (changing bool) {
+	// before it was read: then it returns that change time (else 0), to be read again
+	// once the window has passed.
+	add := func(wk *worker, path string, fd int) (changed int64) {
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxIndexedFile {
-			return false
+			return 0
 		}
 		if cap(wk.buf) < int(st.Size) {
 			wk.buf = make([]byte, st.Size+st.Size/8+512)
@@ -472,20 +472,17 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 				continue
 			}
 			if err != nil {
-				return false
+				return 0
 			}
 			if m == 0 {
-				return false // the file shrank: leave it to be read
+				return 0 // the file shrank: leave it to be read
 			}
 			n += m
 		}
 		if time.Now().UnixNano()-st.Ctim.Nano() < racyWindow.Nanoseconds() {
 			// A write in the same clock tick as this read would leave the times as they
 			// are: such a file is not indexed as it is now.
-			mu.Lock()
-			lastRacy = max(lastRacy, st.Ctim.Nano())
-			mu.Unlock()
-			return true
+			return st.Ctim.Nano()
 		}
 		f := indexedFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino}
 		f.binary = bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
@@ -498,7 +495,7 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 		mu.Lock()
 		defer mu.Unlock()
 		if werr != nil {
-			return false
+			return 0
 		}
 		f.id = next
 		next += uint32(f.blocks())
@@ -512,7 +509,7 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 				werr = tw.Add(f.id+uint32(i), t)
 			}
 		}
-		return false
+		return 0
 	}
 	filter := &Filter{Hidden: true, Top: top}
 	w, err := newWalker(ctx, root, scope, filter, func(id int, j *job) {
@@ -534,9 +531,10 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 			return
 		}
 		defer unix.Close(fd)
-		if add(wk, j.path, fd) {
+		if changed := add(wk, j.path, fd); changed != 0 {
 			mu.Lock()
 			racy = append(racy, j.path)
+			lastRacy = max(lastRacy, changed)
 			mu.Unlock()
 		}
 	})
@@ -571,7 +569,7 @@ func buildIndex(ctx context.Context, scope Scope, root, top, dir string, pause f
 				if pause != nil {
 					pause()
 				}
-				fd, err := openBeneath(rootFD, strings.TrimPrefix(strings.TrimPrefix(path, root), "/"), unix.O_RDONLY)
+				fd, err := openBeneath(rootFD, relUnder(path, root), unix.O_RDONLY)
 				if err != nil {
 					continue
 				}

@@ -7,9 +7,9 @@ import (
 	"runtime/metrics"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mjkoo/boris/internal/memlimit"
-	"time"
 )
 
 // BenchmarkIndexBuild builds the index of the tree named by BORIS_BENCH_INDEX_TREE into a

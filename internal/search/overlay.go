@@ -313,8 +313,7 @@ func (l *live) commit(batch []reindexed) bool {
 // readOne reads and indexes the file of r, below the open directory root, into *buf and
 // *tris.
 func (l *live) readOne(root int, r *reindexed, buf *[]byte, tris *[][]trigram.Trigram) {
-	rel := strings.TrimPrefix(strings.TrimPrefix(r.path, l.root), "/")
-	fd, err := openBeneath(root, rel, unix.O_RDONLY)
+	fd, err := openBeneath(root, relUnder(r.path, l.root), unix.O_RDONLY)
 	if err != nil {
 		return
 	}
