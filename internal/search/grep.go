@@ -163,7 +163,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 				if !view.o.isFull() {
 					unindexed = 0
 				}
-				opts.Indexes.searched(scope, root, &opts.Filter, len(ll.files), unindexed)
+				opts.Indexes.searched(scope, root, &opts.Filter, l.x, len(ll.files), unindexed)
 				break
 			}
 			if !errors.Is(err, errNotListed) {
@@ -193,7 +193,7 @@ func Grep(ctx context.Context, scope Scope, root string, opts GrepOptions) (*Gre
 		if x != nil && opts.NoIgnore {
 			unindexed = 0 // ignored files are never indexed: no reason to index again
 		}
-		opts.Indexes.searched(scope, root, &opts.Filter, int(g.visited.Load()), unindexed)
+		opts.Indexes.searched(scope, root, &opts.Filter, x, int(g.visited.Load()), unindexed)
 	default:
 		return nil, &RootError{Path: root, Special: true}
 	}

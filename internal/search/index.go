@@ -316,8 +316,9 @@ func parentDir(p string) string {
 }
 
 // searched records a search of the tree at root that visited files files, unindexed of
-// them not fresh in its index, and starts a build when the tree is worth one.
-func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed int) {
+// them not fresh in used, the index it searched with (nil for none), and starts a build
+// when the tree is worth one.
+func (s *Indexes) searched(scope Scope, root string, f *Filter, used *Index, files, unindexed int) {
 	if s == nil {
 		return
 	}
@@ -360,9 +361,11 @@ func (s *Indexes) searched(scope Scope, root string, f *Filter, files, unindexed
 	}
 	load := t.searches == 1 && s.Dir != ""
 	worth := files >= minFiles || t.searches >= 2 && files >= minFiles/10
-	if t.idx.Load() != nil {
-		// Rebuild once a tenth of the files changed since the index was built.
-		worth = worth && unindexed > files/10
+	if cur := t.idx.Load(); cur != nil {
+		// Rebuild once a tenth of the files changed since the index was built. A search
+		// that began before it was ready says nothing of it: one that read every file
+		// by scan while the build ended must not start another.
+		worth = worth && used == cur && unindexed > files/10
 	}
 	if !load && !worth || t.building || s.closed {
 		return

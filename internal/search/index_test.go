@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -212,6 +213,42 @@ func TestIndexBuildIsOffTheRequestPath(t *testing.T) {
 	second.Index, third.Index, third.Live = 0, 0, false
 	if !reflect.DeepEqual(second, third) {
 		t.Fatalf("index gave %+v, scan %+v", third, second)
+	}
+}
+
+// TestIndexRebuiltForItsOwnCountOnly: a search that read every file by scan because it
+// began before the index was ready, and ended after, does not start another build; one
+// through the index that found over a tenth of the files changed does.
+func TestIndexRebuiltForItsOwnCountOnly(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d.txt", i)), []byte("some text\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var builds atomic.Int32
+	ix := &Indexes{MinFiles: 20, held: func() { builds.Add(1) }}
+	defer ix.Wait()
+	defer ix.Close()
+	opts := GrepOptions{Pattern: "text", Indexes: ix}
+	if _, err := Grep(t.Context(), openScope{}, root, opts); err != nil {
+		t.Fatal(err)
+	}
+	ix.Wait()
+	x, _, _ := ix.lookup(root)
+	if x == nil || builds.Load() != 1 {
+		t.Fatalf("after the first search: index %v, %d builds; want one", x, builds.Load())
+	}
+	// What such a scan says as it ends: every file read, none fresh in an index.
+	ix.searched(openScope{}, root, &opts.Filter, nil, 40, 40)
+	ix.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("a scan that began before the index was ready started %d more builds", n-1)
+	}
+	ix.searched(openScope{}, root, &opts.Filter, x, 40, 40)
+	ix.Wait()
+	if n := builds.Load(); n != 2 {
+		t.Fatalf("a search through the index that found every file changed started %d builds, want one", n-1)
 	}
 }
 
