@@ -161,7 +161,7 @@ func (g *grep) readBlocks(w *grepWorker, j *job, br *blockRead) bool {
 		size, mtime = st.Size, time.Unix(st.Mtim.Unix())
 	}
 	if readHook != nil {
-		readHook(j.path)
+		readHook(j.shown())
 	}
 	if g.opts.MaxFileSize > 0 && size > g.opts.MaxFileSize {
 		g.tooLarge.Add(1)
@@ -240,7 +240,7 @@ func (g *grep) readBlocks(w *grepWorker, j *job, br *blockRead) bool {
 		w.buf = nil
 	}
 	if blockReadHook != nil {
-		blockReadHook(j.path, read)
+		blockReadHook(j.shown(), read)
 	}
 	g.searched.Add(1)
 	if n == 0 {
@@ -249,13 +249,13 @@ func (g *grep) readBlocks(w *grepWorker, j *job, br *blockRead) bool {
 	g.files.Add(1)
 	switch g.opts.Mode {
 	case FilesWithMatches:
-		g.top.add(FileMatch{Path: j.path, ModTime: mtime, Lines: 1})
+		g.top.add(FileMatch{Path: j.shown(), ModTime: mtime, Lines: 1})
 	case Count:
 		g.lines.Add(int64(n))
-		g.top.add(FileMatch{Path: j.path, ModTime: mtime, Lines: n})
+		g.top.add(FileMatch{Path: j.shown(), ModTime: mtime, Lines: n})
 	default:
 		g.lines.Add(int64(n))
-		g.top.add(FileMatch{Path: j.path, ModTime: mtime, Lines: n, Output: out})
+		g.top.add(FileMatch{Path: j.shown(), ModTime: mtime, Lines: n, Output: out})
 	}
 	return true
 }

@@ -237,6 +237,7 @@ type grepWorker struct {
 	buf  []byte
 	find finder
 	hits []span
+	rel  []byte // the path of the file of a live list it opens (see job.rel)
 }
 
 // readBufs keeps the workers' read buffers from one search to the next, which would
@@ -269,7 +270,7 @@ type span struct {
 	start, end, num int
 }
 
-// file searches the file of job j: j.path is what results show.
+// file searches the file of job j: j.shown() is what results show.
 func (g *grep) file(id int, j *job) {
 	g.visited.Add(1)
 	var br blockRead
@@ -282,7 +283,6 @@ func (g *grep) file(id int, j *job) {
 // read1 reads the file of job j and searches it: only its candidate blocks when br says
 // which they are and they suffice.
 func (g *grep) read1(id int, j *job, br *blockRead) {
-	path := j.path
 	w := &g.workers[id]
 	if br != nil && br.f.blk != nil && g.readBlocks(w, j, br) {
 		return
@@ -291,7 +291,7 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 	if br != nil && br.fresh {
 		known = &br.f
 		if knownReadHook != nil {
-			knownReadHook(path)
+			knownReadHook(j.shown())
 		}
 	}
 	data, mtime, ok := g.read(w, j, known)
@@ -312,7 +312,7 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 		})
 		if found {
 			g.files.Add(1)
-			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: 1})
+			g.top.add(FileMatch{Path: j.shown(), ModTime: mtime, Lines: 1})
 		}
 	case Count:
 		n := 0
@@ -323,7 +323,7 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 		if n > 0 {
 			g.files.Add(1)
 			g.lines.Add(int64(n))
-			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: n})
+			g.top.add(FileMatch{Path: j.shown(), ModTime: mtime, Lines: n})
 		}
 	default:
 		w.hits = w.hits[:0]
@@ -340,7 +340,7 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 			g.files.Add(1)
 			g.lines.Add(int64(n))
 			out := contextLines(data, w.hits, g.opts.Before, g.opts.After, g.opts.Keep, g.opts.MaxLine, g.m, g.opts.OnlyMatching)
-			g.top.add(FileMatch{Path: path, ModTime: mtime, Lines: n, Output: out})
+			g.top.add(FileMatch{Path: j.shown(), ModTime: mtime, Lines: n, Output: out})
 		}
 	}
 }
@@ -349,7 +349,7 @@ func (g *grep) read1(id int, j *job, br *blockRead) {
 // the file as the index holds it, fresh (see readKnown).
 func (g *grep) read(w *grepWorker, j *job, known *indexedFile) ([]byte, time.Time, bool) {
 	if readHook != nil {
-		readHook(j.path)
+		readHook(j.shown())
 	}
 	fd, err := openJob(g.scope, j, os.O_RDONLY)
 	var data []byte

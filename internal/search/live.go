@@ -791,15 +791,20 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 	var wg sync.WaitGroup
 	for id := range g.workers {
 		wg.Go(func() {
+			w := &g.workers[id]
 			for batch := range batches {
 				for k := range batch {
 					r := &batch[k]
 					if ctx.Err() != nil {
 						break
 					}
-					j := job{path: ll.files[r.i].path(), open: ll.links[r.i]}
+					f := &ll.files[r.i]
+					j := job{open: ll.links[r.i], lf: f}
 					if j.open == "" {
-						j.at = at
+						w.rel = appendBelow(w.rel[:0], at.dir, f.e.dir, f.e.name)
+						j.at, j.rel = at, w.rel
+					} else {
+						j.path = f.path()
 					}
 					g.visited.Add(1)
 					var known *blockRead
@@ -824,6 +829,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		over.o.mu.RLock()
 	}
 	var memo dirMemo
+	var key []byte
 	var tooLarge, searched, binary int64
 	batch := make([]toRead, 0, batchLen)
 	send := func() {
@@ -849,12 +855,12 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		f := &ll.files[i]
 		// Only a file of a touched directory can be among the changed files or in the
 		// overlay: one marked was marked after its directory was touched.
-		touched, stale, path := f.dir == nil || f.dir.touched.Load(), false, ""
+		touched, stale := f.dir == nil || f.dir.touched.Load(), false
 		if touched {
-			path = f.path()
+			key = appendPath(key[:0], f.e.dir, f.e.name) // looked up with no string made
 		}
 		if touched && len(dirty) > 0 {
-			_, stale = dirty[path]
+			_, stale = dirty[string(key)]
 		}
 		var e indexedFile
 		if f.ref != nil {
@@ -864,7 +870,7 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 		if touched && !stale && ll.links[i] == "" && over.ids > 0 {
 			// An overlay entry is newer than the base's; one made after the list of
 			// changed files was taken is for a file in it.
-			switch o, seen := over.entryLocked(path, &memo); seen {
+			switch o, seen := over.entryIn(f.e.dir, key, &memo); seen {
 			case entrySeen:
 				e, fresh, c = o.indexedFile, true, over.cand
 			case entryTooNew:

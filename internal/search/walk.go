@@ -105,8 +105,20 @@ type job struct {
 	// parent is the open directory the job was found in; it is opened by name there. Nil
 	// for the start and for linked files (opened through the Scope at open).
 	parent *dirHandle
-	// at, for a file found in a live list, is the open directory it is opened below.
-	at *beneath
+	// at, for a file found in a live list, is the open directory it is opened below, at
+	// rel: its path below at.dir, NUL-terminated, in the reading worker's buffer. Its path
+	// is then made only when asked for (see shown), from lf.
+	at  *beneath
+	rel []byte
+	lf  *liveFile
+}
+
+// shown returns the path results show for j.
+func (j *job) shown() string {
+	if j.path == "" && j.lf != nil {
+		j.path = j.lf.path()
+	}
+	return j.path
 }
 
 // dirHandle is an open directory shared by the jobs found in it; the last to finish closes it.
@@ -132,7 +144,7 @@ func (d *dirHandle) release() {
 // through the Scope when it has no parent. The caller closes the descriptor.
 func openJob(scope Scope, j *job, flag int) (int, error) {
 	if j.at != nil {
-		return openBeneath(j.at.fd, relUnder(j.path, j.at.dir), flag)
+		return openBeneathC(j.at.fd, j.rel, flag)
 	}
 	if j.parent != nil && j.open == "" {
 		for {
@@ -535,6 +547,26 @@ func joinPath(dir, name string) string {
 		return "/" + name
 	}
 	return dir + "/" + name
+}
+
+// appendPath appends joinPath(dir, name) to b.
+func appendPath(b []byte, dir, name string) []byte {
+	if dir != "/" {
+		b = append(b, dir...)
+	}
+	b = append(b, '/')
+	return append(b, name...)
+}
+
+// appendBelow appends to b the path of name in dir (top or a directory below it) relative
+// to top, NUL-terminated.
+func appendBelow(b []byte, top, dir, name string) []byte {
+	if dir != top {
+		b = append(b, relUnder(dir, top)...)
+		b = append(b, '/')
+	}
+	b = append(b, name...)
+	return append(b, 0)
 }
 
 // openNoBlock opens name for reading without blocking, so that a FIFO swapped in after the

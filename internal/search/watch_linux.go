@@ -158,14 +158,25 @@ func (w *watcher) drain(fn func(ev event)) error {
 
 // openBeneath opens rel below the open directory dirfd without following any symlink.
 func openBeneath(dirfd int, rel string, flag int) (int, error) {
+	return openBeneathC(dirfd, append([]byte(rel), 0), flag)
+}
+
+// openBeneathC is openBeneath with rel a NUL-terminated string in a buffer of the caller's,
+// so that a search opening thousands of files makes no string for each.
+func openBeneathC(dirfd int, rel []byte, flag int) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flag | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
 	for {
-		fd, err := unix.Openat2(dirfd, rel, &how)
-		if err != unix.EINTR {
-			return fd, err
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&rel[0])),
+			uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
 		}
+		return -1, errno
 	}
 }
