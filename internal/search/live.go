@@ -73,10 +73,12 @@ type live struct {
 	over     *overlay
 	kick     chan struct{}
 	full     func() // called when the overlay takes no more
-	pause    func() // called before each changed file is read again; may wait
-	gen      uint64 // bumped whenever a directory's entries change
-	lists    map[listKey]*liveList
-	sizes    map[listKey]int // how many files each list last held, to size the next
+	// pause is called before each changed file is read again in the background: it waits
+	// while a search is under way, which reads the changed files itself.
+	pause func()
+	gen   uint64 // bumped whenever a directory's entries change
+	lists map[listKey]*liveList
+	sizes map[listKey]int // how many files each list last held, to size the next
 	// relist holds the directories events named, to be listed again by the next search:
 	// not as the events come, which would see a command's temporary files come and go
 	// (sed -i, git checkout) and make every list again for nothing.

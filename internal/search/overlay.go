@@ -258,7 +258,7 @@ func (l *live) reindexOnce(bufs *reindexBufs) bool {
 		return false
 	}
 	l.mu.Unlock()
-	l.readAll(batch, bufs)
+	l.readAll(batch, bufs, l.pause)
 	return l.commit(batch)
 }
 
@@ -269,16 +269,16 @@ type reindexBufs struct {
 	tris [][][]trigram.Trigram
 }
 
-// readAll reads and indexes the files of batch.
-func (l *live) readAll(batch []reindexed, bufs *reindexBufs) {
+// readAll reads and indexes the files of batch, calling pause, if set, before each.
+func (l *live) readAll(batch []reindexed, bufs *reindexBufs, pause func()) {
 	root, err := unix.Open(l.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
 	defer unix.Close(root)
 	for i := range batch {
-		if l.pause != nil {
-			l.pause() // a search under way reads these files itself
+		if pause != nil {
+			pause()
 		}
 		for len(bufs.tris) <= i {
 			bufs.tris = append(bufs.tris, nil)
@@ -407,8 +407,9 @@ func (s *Indexes) Wrote(path string) {
 	if !ok {
 		return // not changed as far as the list knows
 	}
+	// Read at once, even while a search is under way: an edit waits for no search.
 	batch := []reindexed{{path: path, seq: seq}}
-	l.readAll(batch, &reindexBufs{})
+	l.readAll(batch, &reindexBufs{}, nil)
 	l.commit(batch)
 }
 

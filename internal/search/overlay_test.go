@@ -304,6 +304,49 @@ func TestOverlayWaitsForSearches(t *testing.T) {
 	}
 }
 
+// TestWroteIndexesAtOnce: a file Boris wrote is indexed in the overlay before Wrote
+// returns, even while another search is under way and the background indexing is held,
+// so that the next search need not read it.
+func TestWroteIndexesAtOnce(t *testing.T) {
+	q := GrepOptions{Pattern: "rareIdent"}
+	root, _ := liveTree(t, q)
+	reads := countReads(t, root)
+	release := make(chan struct{})
+	ix := &Indexes{MinFiles: 20, heldReindex: func() { <-release }}
+	defer close(release)
+	indexed(t, ix, root, &q)
+	changed := filepath.Join(root, "d1/f01.txt")
+	if err := os.WriteFile(changed, []byte("rareIdent, written\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	end := ix.begin() // another client's search, under way throughout
+	wrote := make(chan struct{})
+	go func() {
+		ix.Wrote(changed)
+		close(wrote)
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(time.Minute):
+		end()
+		t.Fatal("Wrote waited for a search under way")
+	}
+	end()
+	want, err := Grep(t.Context(), openScope{}, root, GrepOptions{Pattern: "rareIdent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads()
+	got, err := Grep(t.Context(), openScope{}, root, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "after Wrote", got, want)
+	if r := reads(); got.Index != Indexed || r[changed] != 1 {
+		t.Fatalf("after Wrote: %+v, read %v; want the index, with the written file read as a candidate", got, r)
+	}
+}
+
 // TestOverlayFullRebuilds: once the overlay takes no more, a new index is built.
 func TestOverlayFullRebuilds(t *testing.T) {
 	q := GrepOptions{Pattern: "rareIdent"}
