@@ -805,8 +805,6 @@ func (g *grep) grepLive(ctx context.Context, start string, ll *liveList, dirty m
 					if j.open == "" {
 						w.rel = appendBelow(w.rel[:0], at.dir, f.e.dir, f.e.name)
 						j.at, j.rel = at, w.rel
-					} else {
-						j.path = f.path()
 					}
 					g.visited.Add(1)
 					var known *blockRead
