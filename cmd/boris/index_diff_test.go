@@ -126,7 +126,8 @@ func TestStdioIndexMatchesScan(t *testing.T) {
 			}
 		}
 		for _, q := range finds {
-			if got, want := first(call(indexed, "find", q)), first(call(scan, "find", q)); got != want {
+			got, gotErr := call(indexed, "find", q)
+			if want, wantErr := call(scan, "find", q); got != want || gotErr != wantErr {
 				t.Fatalf("%s: find %v with the index:\n%s\nwant, as the scan:\n%s", state, q, got, want)
 			}
 		}
@@ -167,30 +168,22 @@ func TestStdioIndexMatchesScan(t *testing.T) {
 			t.Fatalf("bash %q: %s", command, out)
 		}
 	}
+	// onFile runs command, with %[1]q standing for a file pick chooses.
+	onFile := func(command string) func(int) string {
+		return func(int) string {
+			f := pick()
+			bash(fmt.Sprintf(command, f))
+			return f
+		}
+	}
 	steps := []struct {
 		name string
 		do   func(i int) string
 	}{
-		{"append", func(int) string {
-			f := pick()
-			bash(fmt.Sprintf("echo 'rareIdent newword' >> %q", f))
-			return f
-		}},
-		{"sed -i", func(int) string {
-			f := pick()
-			bash(fmt.Sprintf("sed -i 's/the/ErrNotExist/' %q", f))
-			return f
-		}},
-		{"rm", func(int) string {
-			f := pick()
-			bash(fmt.Sprintf("rm -f %q", f))
-			return f
-		}},
-		{"mv", func(int) string {
-			f := pick()
-			bash(fmt.Sprintf("mv %q %q", f, f+".moved.go"))
-			return f
-		}},
+		{"append", onFile("echo 'rareIdent newword' >> %[1]q")},
+		{"sed -i", onFile("sed -i 's/the/ErrNotExist/' %[1]q")},
+		{"rm", onFile("rm -f %[1]q")},
+		{"mv", onFile("mv %[1]q %[1]q.moved.go")},
 		{"mv dir", func(int) string {
 			d := subdirs[1+rng.IntN(len(subdirs)-1)]
 			bash(fmt.Sprintf("if [ -d %[1]q ]; then mv %[1]q %[2]q; fi; mkdir -p %[1]q", d, d+"_m"))
@@ -236,11 +229,7 @@ func TestStdioIndexMatchesScan(t *testing.T) {
 			bash(fmt.Sprintf("ln -sfn a lnk%d; ln -sf %q lf%d.go", i, f, i))
 			return f
 		}},
-		{"binary", func(int) string {
-			f := pick()
-			bash(fmt.Sprintf("printf 'rareIdent\\0' > %q", f))
-			return f
-		}},
+		{"binary", onFile("printf 'rareIdent\\0' > %[1]q")},
 		{"hidden", func(i int) string {
 			bash(fmt.Sprintf("mkdir -p .h%[1]d a && echo rareIdent > .h%[1]d/x.go && echo newword > a/.y%[1]d", i))
 			return ""
@@ -259,7 +248,7 @@ func TestStdioIndexMatchesScan(t *testing.T) {
 		}},
 	}
 	for round := range 2 {
-		for i, s := range slices.Clone(steps) {
+		for i, s := range steps {
 			if round == 1 {
 				s = steps[rng.IntN(len(steps))] // the same kinds again, in another order
 			}
@@ -298,6 +287,3 @@ func diffBody(rng *rand.Rand, big bool) string {
 	}
 	return b.String()
 }
-
-// first is the text of a call, without whether it was an error.
-func first(text string, _ bool) string { return text }
